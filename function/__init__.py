@@ -1,0 +1,1 @@
+"""function-inference-clusters: GPU inference clusters on CoreWeave CKS and Civo."""

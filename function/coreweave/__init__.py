@@ -1,0 +1,1 @@
+"""CoreWeaveCluster: a CKS cluster, its VPC, node pools, kubeconfig and RWX storage."""

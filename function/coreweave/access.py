@@ -1,0 +1,140 @@
+"""Cluster access for CKS: the org token chain and the kubeconfig built from it.
+
+CKS publishes no connection details. Its API server accepts the CoreWeave org token as a bearer
+token, so the kubeconfig is built here from the cluster's endpoint and that token, read through
+ProviderConfig -> credentials Secret (JSON {"token": ...}). The token must appear nowhere but in
+the kubeconfig Secret: no message in this module quotes Secret content.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import dataclasses
+import json
+
+from function.shared.observed import Required, View
+from function.shared.outcome import Requirement
+from function.shared.validation import Credentials
+
+PROVIDER_CONFIG_API_VERSION = "coreweave.m.crossplane.io/v1beta1"
+REQUIRED_PROVIDER_CONFIG = "coreweave-providerconfig"
+REQUIRED_CREDENTIALS_SECRET = "coreweave-credentials"  # noqa: S105 - a requirement name
+KUBECONFIG_KEY = "kubeconfig"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TokenLookup:
+    """The org token, or why it cannot be read yet (never both)."""
+
+    requirements: list[Requirement]
+    token: str | None = None
+    problem: str | None = None
+
+
+def read_token(credentials: Credentials, namespace: str, required: Required) -> TokenLookup:
+    """Follow spec.credentials to the token, declaring each requirement on the way."""
+    namespaced = credentials.type == "ProviderConfig"
+    config_requirement = Requirement(
+        name=REQUIRED_PROVIDER_CONFIG,
+        api_version=PROVIDER_CONFIG_API_VERSION,
+        kind=credentials.type,
+        match_name=credentials.name,
+        namespace=namespace if namespaced else None,
+    )
+    described = f'{credentials.type} "{credentials.name}"'
+    configs = required.get(REQUIRED_PROVIDER_CONFIG)
+    if configs is None:
+        return TokenLookup([config_requirement], problem=f"reading {described}")
+    if not configs:
+        return TokenLookup([config_requirement], problem=f"{described} not found")
+    config = configs[0]
+    source = config.string("spec", "credentials", "source")
+    secret_ref = config.child("spec", "credentials", "secretRef")
+    secret_name, key = secret_ref.string("name"), secret_ref.string("key")
+    if source != "Secret" or not secret_name or not key:
+        return TokenLookup(
+            [config_requirement],
+            problem=f"{described} does not take its credentials from a Secret "
+            "(spec.credentials.source: Secret with secretRef name and key); "
+            "the kubeconfig needs the org API token",
+        )
+    # A namespaced ProviderConfig's Secret lives in the XR's namespace whatever it says: the
+    # provider resolves it there, and reading another namespace would cross a tenancy boundary.
+    secret_namespace = namespace if namespaced else secret_ref.string("namespace")
+    if not secret_namespace:
+        return TokenLookup(
+            [config_requirement],
+            problem=f"{described} has no spec.credentials.secretRef.namespace",
+        )
+    secret_requirement = Requirement(
+        name=REQUIRED_CREDENTIALS_SECRET,
+        api_version="v1",
+        kind="Secret",
+        match_name=secret_name,
+        namespace=secret_namespace,
+    )
+    requirements = [config_requirement, secret_requirement]
+    described_secret = f'Secret "{secret_namespace}/{secret_name}"'
+    secrets = required.get(REQUIRED_CREDENTIALS_SECRET)
+    if secrets is None:
+        return TokenLookup(requirements, problem=f"reading {described_secret}")
+    if not secrets:
+        return TokenLookup(requirements, problem=f"{described_secret} not found")
+    token = _token_from_secret(secrets[0], key)
+    if token is None:
+        return TokenLookup(
+            requirements,
+            problem=f'{described_secret} key "{key}" does not hold JSON with a non-empty "token"',
+        )
+    return TokenLookup(requirements, token=token)
+
+
+def _token_from_secret(secret: View, key: str) -> str | None:
+    encoded = secret.string("data", key)
+    if encoded is None:
+        return None
+    try:
+        document = json.loads(base64.b64decode(encoded, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    token = document.get("token") if isinstance(document, dict) else None
+    if not isinstance(token, str) or not token.strip():
+        return None
+    return token.strip()
+
+
+def api_server_url(endpoint: str) -> str:
+    """CKS reports a bare host; tolerate a full URL should it ever carry the scheme."""
+    return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
+
+
+def kubeconfig(cluster_name: str, endpoint: str, token: str) -> str:
+    """A kubeconfig for CKS managed auth: public CA (no CA data) and the org token as bearer.
+
+    Values are JSON-quoted, which YAML reads as double-quoted scalars, so no endpoint or token
+    content can change the document's structure.
+    """
+    name = json.dumps(cluster_name)
+    return (
+        "apiVersion: v1\n"
+        "kind: Config\n"
+        "clusters:\n"
+        f"- name: {name}\n"
+        "  cluster:\n"
+        f"    server: {json.dumps(api_server_url(endpoint))}\n"
+        "contexts:\n"
+        f"- name: {name}\n"
+        "  context:\n"
+        f"    cluster: {name}\n"
+        f"    user: {name}\n"
+        f"current-context: {name}\n"
+        "users:\n"
+        f"- name: {name}\n"
+        "  user:\n"
+        f"    token: {json.dumps(token)}\n"
+    )
+
+
+def encode(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()

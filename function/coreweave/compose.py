@@ -1,0 +1,472 @@
+"""Compose a CoreWeaveCluster: (xr, observed, required, config) -> Outcome. No I/O.
+
+Order of creation, each step gated on what the previous one reported:
+VPC and CKS cluster -> (cluster Ready, API endpoint, org token) kubeconfig Secret and a
+provider-kubernetes ProviderConfig -> NodePools and the shared-vast observer as Objects ->
+(shared-vast observed) the ReadWriteMany StorageClass clone.
+Every gate is sticky: what was composed once is composed again from its observed state, so a
+Ready flap or a missing credential never drops capacity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from function.coreweave import access
+from function.coreweave.api import (
+    SYSTEM_POOL_NAME,
+    CoreWeaveClusterSpec,
+    NodePool,
+    parse_spec,
+)
+from function.input import CoreWeaveInput
+from function.shared.naming import child_name, cloud_name
+from function.shared.observed import Observed, Required, View
+from function.shared.outcome import Composite, Outcome
+from function.shared.readiness import ready_when_exists, ready_when_ready
+from function.shared.validation import SpecProblems
+
+# Composition resource names: a public contract. Renaming one deletes and recreates the
+# resource behind it, so these never change.
+KEY_VPC = "vpc"
+KEY_CLUSTER = "cks-cluster"
+KEY_KUBECONFIG = "kubeconfig"
+KEY_PROVIDER_CONFIG = "kubernetes-providerconfig"
+KEY_SYSTEM_POOL = "system-nodepool"
+KEY_POOL_PREFIX = "nodepool-"
+KEY_SHARED_VAST = "shared-vast-observer"
+KEY_STORAGE_CLASS = "rwx-storageclass"
+KEY_USAGE_VPC = "usage-vpc-by-cluster"
+KEY_USAGE_CLUSTER = "usage-cluster-by-providerconfig"
+KEY_USAGE_KUBECONFIG = "usage-kubeconfig-by-providerconfig"
+
+VPC_API_VERSION = "networking.coreweave.m.crossplane.io/v1alpha1"
+CLUSTER_API_VERSION = "cks.coreweave.m.crossplane.io/v1alpha1"
+OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
+USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
+NODEPOOL_API_VERSION = "compute.coreweave.com/v1alpha1"
+
+# CKS limits cluster and VPC names to 30 characters.
+CLOUD_NAME_LIMIT = 30
+# Names of the VPC prefixes the cluster refers to; immutable on a live cluster.
+POD_PREFIX, SERVICE_PREFIX, INTERNAL_LB_PREFIX = "pod", "service", "internal-lb"
+SHARED_VAST = "shared-vast"
+
+CONDITION_ACCESS = "ClusterAccess"
+CONDITION_STORAGE = "SharedStorage"
+
+# CKS accepts any instanceType string and reports the verdict as the Validated condition, so a
+# pool counts as ready once CKS has accepted its instance type.
+NODEPOOL_READY_QUERY = (
+    "has(object.status) && has(object.status.conditions) && "
+    "object.status.conditions.exists(c, c.type == 'Validated' && c.status == 'True')"
+)
+
+LABEL_POOL = "modelplane.ai/pool"
+LABEL_GPU = "modelplane.ai/gpu"
+LABEL_CPU = "modelplane.ai/cpu"
+LABEL_SYSTEM = "modelplane.ai/system"
+# Keeps pods without the matching toleration off GPUs and off dedicated CPU pools.
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+CPU_TAINT = {"key": LABEL_CPU, "value": "true", "effect": "NoSchedule"}
+
+
+def pool_key(pool_name: str) -> str:
+    return KEY_POOL_PREFIX + pool_name
+
+
+def compose(
+    xr: Composite, observed: Observed, required: Required, config: CoreWeaveInput
+) -> Outcome:
+    try:
+        spec = parse_spec(xr.spec)
+    except SpecProblems as problems:
+        return Outcome.failed(problems.message)
+    return _Composer(xr, spec, observed, required, config).compose()
+
+
+class _Composer:
+    def __init__(
+        self,
+        xr: Composite,
+        spec: CoreWeaveClusterSpec,
+        observed: Observed,
+        required: Required,
+        config: CoreWeaveInput,
+    ) -> None:
+        self.xr, self.spec, self.observed, self.required = xr, spec, observed, required
+        self.config = config
+        self.out = Outcome()
+        self.cloud_name = cloud_name(xr.namespace, xr.name, CLOUD_NAME_LIMIT)
+        self.provider_config_ref = {"kind": spec.credentials.type, "name": spec.credentials.name}
+
+    def name(self, *parts: str) -> str:
+        return child_name(self.xr.name, *parts)
+
+    def compose(self) -> Outcome:
+        zone = self._zone()
+        self._vpc(zone)
+        self._cluster(zone)
+        self._usage(KEY_USAGE_VPC, of=(VPC_API_VERSION, "VPC", KEY_VPC), by=self._cluster_ref())
+        secret_name = self._kubeconfig()
+        if secret_name is None:
+            self.out.condition(
+                CONDITION_STORAGE,
+                False,
+                "WaitingForClusterAccess",
+                "the StorageClass is created once the kubeconfig exists",
+            )
+            return self.out
+        self.out.status["secrets"] = [
+            {"type": "Kubeconfig", "name": secret_name, "key": access.KUBECONFIG_KEY}
+        ]
+        self._provider_config(secret_name)
+        pc_ref = (OBJECT_API_VERSION, "ProviderConfig", KEY_PROVIDER_CONFIG)
+        self._usage(KEY_USAGE_KUBECONFIG, of=("v1", "Secret", KEY_KUBECONFIG), by=pc_ref)
+        self._usage(KEY_USAGE_CLUSTER, of=self._cluster_ref(), by=pc_ref)
+        self._system_pool()
+        for index, pool in enumerate(self.spec.nodePools):
+            self._user_pool(index, pool)
+        self._storage()
+        return self.out
+
+    # --- the cloud resources -------------------------------------------------------------
+
+    def _zone(self) -> str:
+        live = self.observed[KEY_CLUSTER].string("spec", "forProvider", "zone") or self.observed[
+            KEY_VPC
+        ].string("spec", "forProvider", "zone")
+        if live and live != self.spec.zone:
+            self.out.warning(
+                f'spec.zone: the CKS cluster and its VPC stay in "{live}"; a zone cannot change '
+                f'on a live cluster. To run in "{self.spec.zone}", create a new CoreWeaveCluster '
+                "there and move workloads."
+            )
+            return live
+        return self.spec.zone
+
+    def _vpc(self, zone: str) -> None:
+        observed = self.observed[KEY_VPC]
+        # The cluster's pod and service ranges live in these prefixes; a live VPC keeps its own.
+        prefixes = observed.get("spec", "forProvider", "vpcPrefixes")
+        if not isinstance(prefixes, list) or not prefixes:
+            ranges = self.config.vpcPrefixes
+            prefixes = [
+                {"name": POD_PREFIX, "value": ranges.pod},
+                {"name": SERVICE_PREFIX, "value": ranges.service},
+                {"name": INTERNAL_LB_PREFIX, "value": ranges.internalLoadBalancer},
+            ]
+        self.out.compose(
+            KEY_VPC,
+            {
+                "apiVersion": VPC_API_VERSION,
+                "kind": "VPC",
+                "metadata": {"name": self.name(KEY_VPC)},
+                "spec": {
+                    "forProvider": {
+                        "name": self.cloud_name,
+                        "zone": zone,
+                        "vpcPrefixes": prefixes,
+                    },
+                    "providerConfigRef": self.provider_config_ref,
+                },
+            },
+            ready=ready_when_ready(observed),
+        )
+
+    def _cluster(self, zone: str) -> None:
+        self.out.compose(
+            KEY_CLUSTER,
+            {
+                "apiVersion": CLUSTER_API_VERSION,
+                "kind": "Cluster",
+                "metadata": {"name": self.name(KEY_CLUSTER)},
+                "spec": {
+                    "forProvider": {
+                        "name": self.cloud_name,
+                        "zone": zone,
+                        "version": f"v{self.spec.kubernetesVersion}",
+                        # A control plane outside CoreWeave reaches only a public endpoint.
+                        "public": True,
+                        "vpcIdRef": {"name": self.name(KEY_VPC)},
+                        "podCidrName": POD_PREFIX,
+                        "serviceCidrName": SERVICE_PREFIX,
+                        "internalLbCidrNames": [INTERNAL_LB_PREFIX],
+                    },
+                    "providerConfigRef": self.provider_config_ref,
+                },
+            },
+            ready=ready_when_ready(self.observed[KEY_CLUSTER]),
+        )
+
+    def _cluster_ref(self) -> tuple[str, str, str]:
+        return (CLUSTER_API_VERSION, "Cluster", KEY_CLUSTER)
+
+    # --- access to the new cluster ---------------------------------------------------------
+
+    def _kubeconfig(self) -> str | None:
+        """Compose the kubeconfig Secret when it can be built or was built before; its name."""
+        cluster = self.observed[KEY_CLUSTER]
+        secret = self.observed[KEY_KUBECONFIG]
+        endpoint = cluster.string("status", "atProvider", "apiServerEndpoint")
+        written = secret.string("data", access.KUBECONFIG_KEY)
+        if not written and not (cluster.ready and endpoint):
+            why = (
+                "waiting for the CKS API endpoint (status.atProvider.apiServerEndpoint)"
+                if cluster.ready
+                else f'waiting for CKS cluster "{self.cloud_name}" to become Ready'
+            )
+            reason = "WaitingForEndpoint" if cluster.ready else "WaitingForCluster"
+            self.out.normal(why)
+            self.out.condition(CONDITION_ACCESS, False, reason, why)
+            return None
+
+        lookup = access.read_token(self.spec.credentials, self.xr.namespace, self.required)
+        self.out.requirements.extend(lookup.requirements)
+        name = self.name(KEY_KUBECONFIG)
+        if endpoint and lookup.token:
+            data = access.encode(access.kubeconfig(self.cloud_name, endpoint, lookup.token))
+            self.out.condition(
+                CONDITION_ACCESS, True, "Available", f'kubeconfig in Secret "{name}"'
+            )
+        elif written:
+            # Keep serving the kubeconfig already written rather than dropping cluster access.
+            data = written
+            why = lookup.problem or "the CKS API endpoint is not reported right now"
+            self.out.warning(f"keeping the kubeconfig already written: {why}")
+            self.out.condition(
+                CONDITION_ACCESS, True, "LastKnownKubeconfig", f"cannot refresh it: {why}"
+            )
+        else:
+            why = f"waiting for credentials: {lookup.problem}"
+            self.out.normal(why)
+            self.out.condition(CONDITION_ACCESS, False, "WaitingForCredentials", why)
+            return None
+
+        self.out.compose(
+            KEY_KUBECONFIG,
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name},
+                "type": "Opaque",
+                "data": {access.KUBECONFIG_KEY: data},
+            },
+            ready=ready_when_exists(secret),
+        )
+        return name
+
+    def _provider_config(self, secret_name: str) -> None:
+        self.out.compose(
+            KEY_PROVIDER_CONFIG,
+            {
+                "apiVersion": OBJECT_API_VERSION,
+                "kind": "ProviderConfig",
+                "metadata": {"name": self.name(KEY_PROVIDER_CONFIG)},
+                "spec": {
+                    "credentials": {
+                        "source": "Secret",
+                        "secretRef": {
+                            "name": secret_name,
+                            "namespace": self.xr.namespace,
+                            "key": access.KUBECONFIG_KEY,
+                        },
+                    }
+                },
+            },
+            ready=ready_when_exists(self.observed[KEY_PROVIDER_CONFIG]),
+        )
+
+    def _usage(self, key: str, *, of: tuple[str, str, str], by: tuple[str, str, str]) -> None:
+        """Block deletion of `of` until `by` is gone, so teardown runs in an order that works."""
+
+        def ref(api_version: str, kind: str, ref_key: str) -> dict[str, Any]:
+            return {
+                "apiVersion": api_version,
+                "kind": kind,
+                "resourceRef": {"name": self.name(ref_key)},
+            }
+
+        self.out.compose(
+            key,
+            {
+                "apiVersion": USAGE_API_VERSION,
+                "kind": "Usage",
+                "metadata": {"name": self.name(key)},
+                "spec": {"of": ref(*of), "by": ref(*by), "replayDeletion": True},
+            },
+            ready=ready_when_exists(self.observed[key]),
+        )
+
+    # --- inside the cluster ----------------------------------------------------------------
+
+    def _object(self, key: str, manifest: dict[str, Any], **spec: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": OBJECT_API_VERSION,
+            "kind": "Object",
+            "metadata": {"name": self.name(key)},
+            "spec": {
+                "forProvider": {"manifest": manifest},
+                "providerConfigRef": {
+                    "kind": "ProviderConfig",
+                    "name": self.name(KEY_PROVIDER_CONFIG),
+                },
+                **spec,
+            },
+        }
+
+    def _live_instance_type(self, observed: View, wanted: str, field: str, pool_name: str) -> str:
+        """instanceType is immutable on CKS: a live pool keeps the type it was created with."""
+        live = observed.string("spec", "forProvider", "manifest", "spec", "instanceType")
+        if live and live != wanted:
+            self.out.warning(
+                f'{field}: node pool "{pool_name}" keeps instanceType "{live}"; CKS cannot change '
+                f'the instance type of a live pool. To use "{wanted}", add a pool under a new '
+                "name and remove this one once it is no longer needed."
+            )
+            return live
+        return wanted
+
+    def _pool(
+        self,
+        key: str,
+        pool_name: str,
+        instance_type: str,
+        sizing: dict[str, Any],
+        labels: dict[str, str],
+        taints: list[dict[str, str]],
+    ) -> None:
+        observed = self.observed[key]
+        spec: dict[str, Any] = {"instanceType": instance_type, **sizing, "nodeLabels": labels}
+        if taints:
+            spec["nodeTaints"] = taints
+        manifest = {
+            "apiVersion": NODEPOOL_API_VERSION,
+            "kind": "NodePool",
+            "metadata": {"name": pool_name},
+            "spec": spec,
+        }
+        self.out.compose(
+            key,
+            self._object(
+                key,
+                manifest,
+                readiness={"policy": "DeriveFromCelQuery", "celQuery": NODEPOOL_READY_QUERY},
+            ),
+            ready=ready_when_ready(observed),
+        )
+
+    def _system_pool(self) -> None:
+        wanted = self.config.systemPool
+        observed = self.observed[KEY_SYSTEM_POOL]
+        instance_type = self._live_instance_type(
+            observed,
+            wanted.instanceType,
+            "input.coreweave.systemPool.instanceType",
+            SYSTEM_POOL_NAME,
+        )
+        self._pool(
+            KEY_SYSTEM_POOL,
+            SYSTEM_POOL_NAME,
+            instance_type,
+            {"targetNodes": wanted.nodeCount, "autoscaling": False},
+            {LABEL_POOL: SYSTEM_POOL_NAME, LABEL_SYSTEM: "true"},
+            [],
+        )
+
+    def _user_pool(self, index: int, pool: NodePool) -> None:
+        key = pool_key(pool.name)
+        observed = self.observed[key]
+        instance_type = self._live_instance_type(
+            observed, pool.instanceType, f"spec.nodePools[{index}].instanceType", pool.name
+        )
+        sizing: dict[str, Any]
+        if pool.maxNodeCount is not None:
+            minimum = pool.minNodeCount if pool.minNodeCount is not None else pool.nodeCount or 1
+            sizing = {"autoscaling": True, "minNodes": minimum, "maxNodes": pool.maxNodeCount}
+            # Once the pool exists the CKS autoscaler owns targetNodes; asserting it again would
+            # reset the pool's size on every apply. See README "Autoscaled CKS pools".
+            if not _pool_exists(observed):
+                sizing["targetNodes"] = max(pool.nodeCount, 1)
+        else:
+            sizing = {"targetNodes": pool.nodeCount, "autoscaling": False}
+        if pool.is_gpu and pool.gpu is not None:
+            labels = {LABEL_POOL: pool.name, LABEL_GPU: pool.gpu.acceleratorType}
+            taints = [GPU_TAINT]
+        else:
+            labels = {LABEL_POOL: pool.name, LABEL_CPU: "true"}
+            taints = [CPU_TAINT]
+        self._pool(key, pool.name, instance_type, sizing, labels, taints)
+
+    def _storage(self) -> None:
+        observer = self.observed[KEY_SHARED_VAST]
+        self.out.compose(
+            KEY_SHARED_VAST,
+            self._object(
+                KEY_SHARED_VAST,
+                {
+                    "apiVersion": "storage.k8s.io/v1",
+                    "kind": "StorageClass",
+                    "metadata": {"name": SHARED_VAST},
+                },
+                managementPolicies=["Observe"],
+            ),
+            ready=ready_when_ready(observer),
+        )
+        clone = self.observed[KEY_STORAGE_CLASS]
+        manifest = clone.get("spec", "forProvider", "manifest")
+        wanted_name = self.config.storageClassName
+        if isinstance(manifest, dict) and manifest.get("provisioner"):
+            # A StorageClass is immutable: the live clone is re-applied exactly as created.
+            kept_name = manifest.get("metadata", {}).get("name")
+            if kept_name != wanted_name:
+                self.out.warning(
+                    f'input.coreweave.storageClassName: keeping StorageClass "{kept_name}"; '
+                    "a StorageClass cannot be renamed in place."
+                )
+        else:
+            live = observer.child("status", "atProvider", "manifest")
+            provisioner = live.string("provisioner")
+            if not provisioner:
+                why = f'waiting to observe StorageClass "{SHARED_VAST}" in the CKS cluster'
+                self.out.normal(why)
+                self.out.condition(CONDITION_STORAGE, False, "WaitingForSharedVast", why)
+                return
+            manifest = {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": wanted_name},
+                "provisioner": provisioner,
+                # Delete, unlike shared-vast's Retain: volumes of a model cache are disposable.
+                "reclaimPolicy": "Delete",
+            }
+            for field in (
+                "parameters",
+                "mountOptions",
+                "volumeBindingMode",
+                "allowVolumeExpansion",
+            ):
+                if live.has(field):
+                    manifest[field] = live.get(field)
+        self.out.compose(
+            KEY_STORAGE_CLASS,
+            self._object(KEY_STORAGE_CLASS, manifest),
+            ready=ready_when_ready(clone),
+        )
+        name = str(manifest["metadata"]["name"])
+        self.out.status["cache"] = {"storageClassName": name}
+        self.out.condition(
+            CONDITION_STORAGE,
+            True,
+            "Available",
+            f'ReadWriteMany StorageClass "{name}" cloned from "{SHARED_VAST}"',
+        )
+
+
+def _pool_exists(observed: View) -> bool:
+    """The pool was created in the cluster, or the function already stopped asserting its size."""
+    if observed.has("status", "atProvider", "manifest", "metadata"):
+        return True
+    return observed.exists and not observed.has(
+        "spec", "forProvider", "manifest", "spec", "targetNodes"
+    )

@@ -1,0 +1,47 @@
+"""The step input (package/input CRD): operator choices that are not part of the XR API.
+
+Every field has a default, so a Composition may omit the input entirely.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from function.shared.validation import Integer, SpecModel, StrictStr, between, parse, text
+
+_CIDR = r"^([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}$"
+_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+
+
+class CoreWeaveSystemPool(SpecModel):
+    # The smallest CPU type in the CKS autoscaler's scale-from-zero table.
+    instanceType: Annotated[StrictStr, text(1, 63)] = "cd-gp-i64-erapids"
+    nodeCount: Annotated[Integer, between(1, 10)] = 1
+
+
+class CoreWeaveVPCPrefixes(SpecModel):
+    # The provider's documented example ranges; they do not overlap each other.
+    pod: Annotated[StrictStr, text(9, 18, _CIDR)] = "10.0.0.0/13"
+    service: Annotated[StrictStr, text(9, 18, _CIDR)] = "10.16.0.0/22"
+    internalLoadBalancer: Annotated[StrictStr, text(9, 18, _CIDR)] = "10.32.4.0/22"
+
+
+class CoreWeaveInput(SpecModel):
+    systemPool: CoreWeaveSystemPool = CoreWeaveSystemPool()
+    vpcPrefixes: CoreWeaveVPCPrefixes = CoreWeaveVPCPrefixes()
+    storageClassName: Annotated[StrictStr, text(1, 253, _DNS_SUBDOMAIN)] = "shared-vast-delete"
+
+
+class StepInput(SpecModel):
+    coreweave: CoreWeaveInput = CoreWeaveInput()
+
+
+DEFAULT_INPUT = StepInput()
+
+
+def parse_input(data: dict[str, Any] | None) -> StepInput:
+    """The step input with defaults applied; SpecProblems names each bad field as input.<path>."""
+    if not data:
+        return DEFAULT_INPUT
+    fields = {k: v for k, v in data.items() if k not in ("apiVersion", "kind", "metadata")}
+    return parse(StepInput, fields, root="input", subject="function input")

@@ -1,0 +1,120 @@
+"""The gRPC servicer: decode the request, call the composition core, encode its Outcome.
+
+No composition rule lives here. Whatever goes wrong inside a core becomes one FATAL result,
+never a gRPC error: Crossplane then reports it on the XR and applies nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import grpc
+from crossplane.function import logging, resource, response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+
+from function.coreweave import api as coreweave_api
+from function.coreweave.compose import compose as compose_coreweave
+from function.input import StepInput, parse_input
+from function.shared.observed import Observed, Required, View
+from function.shared.outcome import Composite, Outcome, Severity
+from function.shared.validation import SpecProblems
+
+Core = Callable[[Composite, Observed, Required, StepInput], Outcome]
+
+CORES: dict[tuple[str, str], Core] = {
+    (coreweave_api.API_VERSION, coreweave_api.KIND): lambda xr, obs, req, cfg: compose_coreweave(
+        xr, obs, req, cfg.coreweave
+    ),
+}
+
+_REPORT = {
+    Severity.NORMAL: response.normal,
+    Severity.WARNING: response.warning,
+    Severity.FATAL: response.fatal,
+}
+
+
+class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
+    def __init__(self) -> None:
+        self.log = logging.get_logger()
+
+    async def RunFunction(  # noqa: N802 - the gRPC method name
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> fnv1.RunFunctionResponse:
+        rsp = response.to(req)
+        try:
+            outcome = run(req)
+        except Exception as error:  # a reconcile must always get an answer
+            # The exception text may quote request content; only its type is safe to report.
+            self.log.exception("composition failed", error_type=type(error).__name__)
+            outcome = Outcome.failed(
+                f"internal error ({type(error).__name__}) while composing; "
+                "the function's logs have the details"
+            )
+        write(outcome, rsp)
+        self.log.debug(
+            "composed",
+            tag=req.meta.tag,
+            resources=len(outcome.resources),
+            results=len(outcome.results),
+        )
+        return rsp
+
+
+def run(req: fnv1.RunFunctionRequest) -> Outcome:
+    observed_xr = View(
+        req.observed.composite.resource if req.observed.HasField("composite") else None
+    )
+    api_version = observed_xr.string("apiVersion") or ""
+    kind = observed_xr.string("kind") or ""
+    core = CORES.get((api_version, kind))
+    if core is None:
+        supported = ", ".join(f"{k} ({v})" for v, k in CORES)
+        return Outcome.failed(
+            f'unsupported composite resource "{kind or "<none>"}" ({api_version or "<none>"}); '
+            f"this function composes {supported}"
+        )
+    name = observed_xr.string("metadata", "name")
+    namespace = observed_xr.string("metadata", "namespace")
+    missing = [
+        f"metadata.{f}: required" for f, v in (("name", name), ("namespace", namespace)) if not v
+    ]
+    if missing or name is None or namespace is None:
+        return Outcome.failed(f"invalid {kind} ({len(missing)} problems): " + "; ".join(missing))
+    try:
+        config = parse_input(resource.struct_to_dict(req.input) if req.HasField("input") else None)
+    except SpecProblems as problems:
+        return Outcome.failed(problems.message)
+    spec = observed_xr.get("spec")
+    composite = Composite(api_version, kind, name, namespace, spec)
+    observed = Observed({k: r.resource for k, r in req.observed.resources.items()})
+    required: dict[str, list[View] | None] = {
+        k: [View(item) for item in r.items] for k, r in req.required_resources.items()
+    }
+    return core(composite, observed, required, config)
+
+
+def write(outcome: Outcome, rsp: fnv1.RunFunctionResponse) -> None:
+    fatal = outcome.fatal
+    if fatal is not None:
+        response.fatal(rsp, fatal.message)
+        return
+    for key, desired in outcome.resources.items():
+        target = rsp.desired.resources[key]
+        resource.update(target, desired.resource)
+        target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
+    for result in outcome.results:
+        _REPORT[result.severity](rsp, result.message)
+    response.set_conditions(rsp, *outcome.conditions)
+    for requirement in outcome.requirements:
+        response.require_resources(
+            rsp,
+            requirement.name,
+            requirement.api_version,
+            requirement.kind,
+            match_name=requirement.match_name,
+            namespace=requirement.namespace,
+        )
+    if outcome.status:
+        resource.update_status(rsp.desired.composite, outcome.status)

@@ -1,0 +1,27 @@
+"""Deterministic names. Every name here is a public contract: changing one makes Crossplane
+delete and recreate the real resource behind it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from crossplane.function.resource import child_name
+
+__all__ = ["child_name", "cloud_name"]
+
+_NOT_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
+# Five hex digits, as child_name uses: one in a million collision odds among same-prefix names.
+_HASH_CHARS = 5
+
+
+def cloud_name(namespace: str, name: str, limit: int) -> str:
+    """A name for the cloud provider's own API, unique per XR namespace/name, at most limit chars.
+
+    Provider APIs (CKS clusters and VPCs: 30 characters) are shared by every control plane of an
+    org, so the XR's namespace is part of the hash even though it is not part of the text.
+    """
+    digest = hashlib.sha256(f"{namespace}/{name}".encode()).hexdigest()[:_HASH_CHARS]
+    stem = _NOT_NAME_CHARS.sub("-", name.lower()).strip("-")
+    stem = stem[: limit - _HASH_CHARS - 1].rstrip("-")
+    return f"{stem}-{digest}" if stem else digest
