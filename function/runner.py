@@ -77,11 +77,13 @@ def run(req: fnv1.RunFunctionRequest) -> Outcome:
         )
     name = observed_xr.string("metadata", "name")
     namespace = observed_xr.string("metadata", "namespace")
-    missing = [
-        f"metadata.{f}: required" for f, v in (("name", name), ("namespace", namespace)) if not v
-    ]
-    if missing or name is None or namespace is None:
-        return Outcome.failed(f"invalid {kind} ({len(missing)} problems): " + "; ".join(missing))
+    if not name or not namespace:
+        missing = [
+            f"metadata.{f}: required"
+            for f, v in (("name", name), ("namespace", namespace))
+            if not v
+        ]
+        return Outcome.failed(SpecProblems(kind, missing).message)
     try:
         config = parse_input(resource.struct_to_dict(req.input) if req.HasField("input") else None)
     except SpecProblems as problems:
@@ -90,7 +92,7 @@ def run(req: fnv1.RunFunctionRequest) -> Outcome:
     composite = Composite(api_version, kind, name, namespace, spec)
     observed = Observed({k: r.resource for k, r in req.observed.resources.items()})
     required: dict[str, list[View] | None] = {
-        k: [View(item) for item in r.items] for k, r in req.required_resources.items()
+        k: [View(item.resource) for item in r.items] for k, r in req.required_resources.items()
     }
     return core(composite, observed, required, config)
 

@@ -59,13 +59,19 @@ CLUSTER_PROVIDER_CONFIG: dict[str, Any] = {
     "spec": {
         "credentials": {
             "source": "Secret",
-            "secretRef": {"name": "coreweave-creds", "namespace": "crossplane-system", "key": "credentials"},
+            "secretRef": {
+                "name": "coreweave-creds",
+                "namespace": "crossplane-system",
+                "key": "credentials",
+            },
         }
     },
 }
 
 
-def credentials_secret(token: str = ORG_TOKEN, *, namespace: str = "crossplane-system") -> dict[str, Any]:
+def credentials_secret(
+    token: str = ORG_TOKEN, *, namespace: str = "crossplane-system"
+) -> dict[str, Any]:
     payload = json.dumps({"token": token}).encode()
     return {
         "apiVersion": "v1",
@@ -121,3 +127,93 @@ def _ints(data: Any) -> Any:
     if isinstance(data, list):
         return [_ints(v) for v in data]
     return data
+
+
+class World:
+    """A small stand-in for Crossplane and the providers across reconciles.
+
+    reconcile() runs the requirements loop as Crossplane does (at most 5 extra passes), then
+    applies the final desired state: composed resources keep the status the providers last
+    reported, and whatever the function stopped returning is deleted.
+    """
+
+    def __init__(self, xr: dict[str, Any], *, step_input: dict[str, Any] | None = None) -> None:
+        self.xr = xr
+        self.step_input = step_input
+        self.observed: dict[str, dict[str, Any]] = {}
+        self.cluster_objects: list[dict[str, Any]] = []
+        self.responses: list[fnv1.RunFunctionResponse] = []
+
+    def reconcile(self) -> fnv1.RunFunctionResponse:
+        required: dict[str, list[dict[str, Any]]] | None = None
+        rsp = run(request(self.xr, self.observed, required, self.step_input))
+        for _ in range(5):
+            wanted = dict(rsp.requirements.resources.items())
+            if required is not None and set(wanted) == set(required):
+                break
+            required = {name: self._resolve(selector) for name, selector in wanted.items()}
+            rsp = run(request(self.xr, self.observed, required, self.step_input))
+        self.responses.append(rsp)
+        if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+            self._apply(rsp)
+        return rsp
+
+    def _resolve(self, selector: fnv1.ResourceSelector) -> list[dict[str, Any]]:
+        return [
+            obj
+            for obj in self.cluster_objects
+            if obj["apiVersion"] == selector.api_version
+            and obj["kind"] == selector.kind
+            and obj["metadata"]["name"] == selector.match_name
+            and (not selector.namespace or obj["metadata"].get("namespace") == selector.namespace)
+        ]
+
+    def _apply(self, rsp: fnv1.RunFunctionResponse) -> None:
+        applied = {}
+        for key, body in desired(rsp).items():
+            previous = self.observed.get(key, {})
+            body["metadata"] = {
+                **body.get("metadata", {}),
+                "namespace": NAMESPACE,
+                "annotations": {"crossplane.io/composition-resource-name": key},
+            }
+            if "status" in previous:
+                body["status"] = previous["status"]
+            applied[key] = body
+        self.observed = applied
+
+    def report(self, key: str, **status: Any) -> None:
+        """What a provider writes into a composed resource's status."""
+        self.observed[key].setdefault("status", {}).update(copy.deepcopy(status))
+
+    def ready(self, key: str, ready: bool = True, **status: Any) -> None:
+        condition = {
+            "type": "Ready",
+            "status": "True" if ready else "False",
+            "reason": "Available" if ready else "Unavailable",
+        }
+        self.report(key, conditions=[condition], **status)
+
+
+def results(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str]]:
+    names = {
+        fnv1.SEVERITY_NORMAL: "Normal",
+        fnv1.SEVERITY_WARNING: "Warning",
+        fnv1.SEVERITY_FATAL: "Fatal",
+    }
+    return [(names[r.severity], r.message) for r in rsp.results]
+
+
+def conditions(rsp: fnv1.RunFunctionResponse) -> dict[str, tuple[str, str, str]]:
+    statuses = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
+    return {
+        c.type: (statuses.get(c.status, "Unknown"), c.reason, c.message) for c in rsp.conditions
+    }
+
+
+def readiness(rsp: fnv1.RunFunctionResponse) -> dict[str, bool]:
+    return {k: r.ready == fnv1.READY_TRUE for k, r in rsp.desired.resources.items()}
+
+
+def xr_status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
+    return _ints(resource.struct_to_dict(rsp.desired.composite.resource)).get("status", {})

@@ -66,6 +66,8 @@ def field_path(root: str, loc: Iterable[str | int]) -> str:
 
 
 def quote(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # Struct turned the user's integer into a float
     text = repr(value) if not isinstance(value, str) else f'"{value}"'
     if len(text) > _MAX_QUOTED_VALUE:
         text = text[: _MAX_QUOTED_VALUE - 3] + "..."
@@ -190,7 +192,8 @@ def pool_problems(pools: Any) -> list[str]:
     return problems
 
 
-def _number(value: Any) -> int | float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return int(value) if isinstance(value, float) and value.is_integer() else value
+def _number(value: Any) -> int | None:
+    """An integer field's value, or None when the field itself is wrong (reported on its own)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

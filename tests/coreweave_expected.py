@@ -1,0 +1,279 @@
+"""The objects a CoreWeaveCluster composes, spelled out literally for the XR in support.py.
+
+Names carry child_name's hash: they are part of the public contract, so a change here is a
+change users would see as deleted and recreated infrastructure.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from tests.support import ENDPOINT, NAMESPACE, ORG_TOKEN
+
+CLOUD_NAME = "inference-east-c7d16"
+VPC_NAME = "inference-east-vpc-99124"
+CLUSTER_NAME = "inference-east-cks-cluster-6787a"
+SECRET_NAME = "inference-east-kubeconfig-08981"
+PROVIDER_CONFIG_NAME = "inference-east-kubernetes-providerconfig-a4985"
+PROVIDER_CONFIG_REF = {"kind": "ClusterProviderConfig", "name": "coreweave"}
+OBJECT_PC_REF = {"kind": "ProviderConfig", "name": PROVIDER_CONFIG_NAME}
+NODEPOOL_READINESS = {
+    "policy": "DeriveFromCelQuery",
+    "celQuery": "has(object.status) && has(object.status.conditions) && "
+    "object.status.conditions.exists(c, c.type == 'Validated' && c.status == 'True')",
+}
+
+VPC = {
+    "apiVersion": "networking.coreweave.m.crossplane.io/v1alpha1",
+    "kind": "VPC",
+    "metadata": {"name": VPC_NAME},
+    "spec": {
+        "forProvider": {
+            "name": CLOUD_NAME,
+            "zone": "US-EAST-04A",
+            "vpcPrefixes": [
+                {"name": "pod", "value": "10.0.0.0/13"},
+                {"name": "service", "value": "10.16.0.0/22"},
+                {"name": "internal-lb", "value": "10.32.4.0/22"},
+            ],
+        },
+        "providerConfigRef": PROVIDER_CONFIG_REF,
+    },
+}
+
+CLUSTER = {
+    "apiVersion": "cks.coreweave.m.crossplane.io/v1alpha1",
+    "kind": "Cluster",
+    "metadata": {"name": CLUSTER_NAME},
+    "spec": {
+        "forProvider": {
+            "name": CLOUD_NAME,
+            "zone": "US-EAST-04A",
+            "version": "v1.37",
+            "public": True,
+            "vpcIdRef": {"name": VPC_NAME},
+            "podCidrName": "pod",
+            "serviceCidrName": "service",
+            "internalLbCidrNames": ["internal-lb"],
+        },
+        "providerConfigRef": PROVIDER_CONFIG_REF,
+    },
+}
+
+KUBECONFIG_TEXT = f"""apiVersion: v1
+kind: Config
+clusters:
+- name: "{CLOUD_NAME}"
+  cluster:
+    server: "https://{ENDPOINT}"
+contexts:
+- name: "{CLOUD_NAME}"
+  context:
+    cluster: "{CLOUD_NAME}"
+    user: "{CLOUD_NAME}"
+current-context: "{CLOUD_NAME}"
+users:
+- name: "{CLOUD_NAME}"
+  user:
+    token: "{ORG_TOKEN}"
+"""
+
+
+def kubeconfig_secret(text: str = KUBECONFIG_TEXT) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": SECRET_NAME},
+        "type": "Opaque",
+        "data": {"kubeconfig": base64.b64encode(text.encode()).decode()},
+    }
+
+
+PROVIDER_CONFIG = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "ProviderConfig",
+    "metadata": {"name": PROVIDER_CONFIG_NAME},
+    "spec": {
+        "credentials": {
+            "source": "Secret",
+            "secretRef": {"name": SECRET_NAME, "namespace": NAMESPACE, "key": "kubeconfig"},
+        }
+    },
+}
+
+
+def usage(name: str, of: tuple[str, str, str], by: tuple[str, str, str]) -> dict[str, Any]:
+    def ref(api_version: str, kind: str, ref_name: str) -> dict[str, Any]:
+        return {"apiVersion": api_version, "kind": kind, "resourceRef": {"name": ref_name}}
+
+    return {
+        "apiVersion": "protection.crossplane.io/v1beta1",
+        "kind": "Usage",
+        "metadata": {"name": name},
+        "spec": {"of": ref(*of), "by": ref(*by), "replayDeletion": True},
+    }
+
+
+CLUSTER_REF = ("cks.coreweave.m.crossplane.io/v1alpha1", "Cluster", CLUSTER_NAME)
+PC_REF = ("kubernetes.m.crossplane.io/v1alpha1", "ProviderConfig", PROVIDER_CONFIG_NAME)
+USAGE_VPC = usage(
+    "inference-east-usage-vpc-by-cluster-ee40c",
+    ("networking.coreweave.m.crossplane.io/v1alpha1", "VPC", VPC_NAME),
+    CLUSTER_REF,
+)
+USAGE_CLUSTER = usage("inference-east-usage-cluster-by-providerconfig-3c204", CLUSTER_REF, PC_REF)
+USAGE_KUBECONFIG = usage(
+    "inference-east-usage-kubeconfig-by-providerconfig-dc1bc", ("v1", "Secret", SECRET_NAME), PC_REF
+)
+
+
+def nodepool_object(object_name: str, pool: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "metadata": {"name": object_name},
+        "spec": {
+            "forProvider": {
+                "manifest": {
+                    "apiVersion": "compute.coreweave.com/v1alpha1",
+                    "kind": "NodePool",
+                    "metadata": {"name": pool},
+                    "spec": spec,
+                }
+            },
+            "providerConfigRef": OBJECT_PC_REF,
+            "readiness": NODEPOOL_READINESS,
+        },
+    }
+
+
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+CPU_TAINT = {"key": "modelplane.ai/cpu", "value": "true", "effect": "NoSchedule"}
+
+SYSTEM_POOL = nodepool_object(
+    "inference-east-system-nodepool-941b0",
+    "modelplane-system",
+    {
+        "instanceType": "cd-gp-i64-erapids",
+        "targetNodes": 1,
+        "autoscaling": False,
+        "nodeLabels": {"modelplane.ai/pool": "modelplane-system", "modelplane.ai/system": "true"},
+    },
+)
+
+
+def h100_pool(*, target_nodes: int | None = 2) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "instanceType": "gd-8xh100ib-i128",
+        "autoscaling": True,
+        "minNodes": 1,
+        "maxNodes": 8,
+        "nodeLabels": {"modelplane.ai/pool": "h100", "modelplane.ai/gpu": "H100"},
+        "nodeTaints": [GPU_TAINT],
+    }
+    if target_nodes is not None:
+        spec["targetNodes"] = target_nodes
+    return nodepool_object("inference-east-nodepool-h100-0be1f", "h100", spec)
+
+
+def l40s_pool(instance_type: str = "gd-8xl40s-i128") -> dict[str, Any]:
+    return nodepool_object(
+        "inference-east-nodepool-l40s-335c6",
+        "l40s",
+        {
+            "instanceType": instance_type,
+            "targetNodes": 1,
+            "autoscaling": False,
+            "nodeLabels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "L40S"},
+            "nodeTaints": [GPU_TAINT],
+        },
+    )
+
+
+CPU_POOL = nodepool_object(
+    "inference-east-nodepool-cpu-e60f3",
+    "cpu",
+    {
+        "instanceType": "cd-gp-a192-genoa",
+        "targetNodes": 2,
+        "autoscaling": False,
+        "nodeLabels": {"modelplane.ai/pool": "cpu", "modelplane.ai/cpu": "true"},
+        "nodeTaints": [CPU_TAINT],
+    },
+)
+
+SHARED_VAST_OBSERVER = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "Object",
+    "metadata": {"name": "inference-east-shared-vast-observer-f4a99"},
+    "spec": {
+        "forProvider": {
+            "manifest": {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": "shared-vast"},
+            }
+        },
+        "providerConfigRef": OBJECT_PC_REF,
+        "managementPolicies": ["Observe"],
+    },
+}
+
+# What the observer reports of CKS's own class (status.atProvider.manifest).
+SHARED_VAST_LIVE = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "shared-vast", "uid": "0c1d"},
+    "provisioner": "csi.vastdata.com",
+    "parameters": {"vip_pool_name": "main", "view_policy": "default", "root_export": "/k8s"},
+    "mountOptions": ["nconnect=16", "vers=3"],
+    "reclaimPolicy": "Retain",
+    "volumeBindingMode": "Immediate",
+    "allowVolumeExpansion": True,
+}
+
+RWX_STORAGE_CLASS = {
+    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+    "kind": "Object",
+    "metadata": {"name": "inference-east-rwx-storageclass-1a4ee"},
+    "spec": {
+        "forProvider": {
+            "manifest": {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": "shared-vast-delete"},
+                "provisioner": "csi.vastdata.com",
+                "reclaimPolicy": "Delete",
+                "parameters": {
+                    "vip_pool_name": "main",
+                    "view_policy": "default",
+                    "root_export": "/k8s",
+                },
+                "mountOptions": ["nconnect=16", "vers=3"],
+                "volumeBindingMode": "Immediate",
+                "allowVolumeExpansion": True,
+            }
+        },
+        "providerConfigRef": OBJECT_PC_REF,
+    },
+}
+
+
+def converged(*, h100_target: int | None = None) -> dict[str, dict[str, Any]]:
+    """Every composed resource of the converged XR, by composition resource name."""
+    return {
+        "vpc": VPC,
+        "cks-cluster": CLUSTER,
+        "usage-vpc-by-cluster": USAGE_VPC,
+        "kubeconfig": kubeconfig_secret(),
+        "kubernetes-providerconfig": PROVIDER_CONFIG,
+        "usage-kubeconfig-by-providerconfig": USAGE_KUBECONFIG,
+        "usage-cluster-by-providerconfig": USAGE_CLUSTER,
+        "system-nodepool": SYSTEM_POOL,
+        "nodepool-h100": h100_pool(target_nodes=h100_target),
+        "nodepool-l40s": l40s_pool(),
+        "nodepool-cpu": CPU_POOL,
+        "shared-vast-observer": SHARED_VAST_OBSERVER,
+        "rwx-storageclass": RWX_STORAGE_CLASS,
+    }

@@ -1,0 +1,587 @@
+"""CoreWeaveCluster composition rules, one table per rule, asserting whole objects or exact
+messages."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from tests import coreweave_expected as expected
+from tests.support import (
+    CLUSTER_PROVIDER_CONFIG,
+    ENDPOINT,
+    NAMESPACE,
+    ORG_TOKEN,
+    conditions,
+    coreweave_xr,
+    credentials_secret,
+    desired,
+    request,
+    results,
+    run,
+    xr_status,
+)
+
+READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+
+
+def cluster_up(endpoint: str = ENDPOINT) -> dict[str, dict[str, Any]]:
+    """Observed VPC and cluster, both Ready, the cluster reporting its endpoint."""
+    cluster = copy.deepcopy(expected.CLUSTER)
+    cluster["status"] = {**READY, "atProvider": {"id": "9e1d", "apiServerEndpoint": endpoint}}
+    vpc = copy.deepcopy(expected.VPC)
+    vpc["status"] = {**READY, "atProvider": {"id": "3f0c"}}
+    return {"vpc": vpc, "cks-cluster": cluster}
+
+
+CREDENTIALS = {
+    "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
+    "coreweave-credentials": [credentials_secret()],
+}
+
+
+def fatal_only(rsp: Any) -> str:
+    assert len(rsp.desired.resources) == 0, "a FATAL response carries no desired state"
+    assert [severity for severity, _ in results(rsp)] == ["Fatal"]
+    return results(rsp)[0][1]
+
+
+def pool(**fields: Any) -> dict[str, Any]:
+    return {"name": "p", "role": "CPU", "instanceType": "cd-gp-a192-genoa", **fields}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        pytest.param(
+            {"nodePools": [pool(role="GPU")]},
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].gpu: required when "
+            "role is GPU",
+            id="gpu-required",
+        ),
+        pytest.param(
+            {"nodePools": [pool(minNodeCount=1)]},
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].maxNodeCount: "
+            "required when minNodeCount is set",
+            id="min-needs-max",
+        ),
+        pytest.param(
+            {"nodePools": [pool(minNodeCount=5, maxNodeCount=3, nodeCount=2)]},
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].minNodeCount: must "
+            "not exceed maxNodeCount (5 > 3)",
+            id="min-above-max",
+        ),
+        pytest.param(
+            {"nodePools": [pool(nodeCount=4, maxNodeCount=3)]},
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].nodeCount: must not "
+            "exceed maxNodeCount (4 > 3)",
+            id="count-above-max",
+        ),
+        pytest.param(
+            {"nodePools": [pool(), pool(instanceType="other")]},
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[1].name: duplicate pool "
+            'name "p" (also spec.nodePools[0])',
+            id="duplicate-names",
+        ),
+        pytest.param(
+            {"nodePools": [pool(name="modelplane-system")]},
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].name: "
+            '"modelplane-system" is reserved for the system pool the function adds; choose '
+            "another name",
+            id="reserved-name",
+        ),
+        pytest.param(
+            {"zone": "", "kubernetesVersion": "v1.37", "nodePools": []},
+            "invalid CoreWeaveCluster spec (3 problems): spec.kubernetesVersion: must match "
+            '^[0-9]+\\.[0-9]+$ (got "v1.37"); spec.nodePools: must have at least 1 item; '
+            "spec.zone: must not be empty",
+            id="every-problem-at-once",
+        ),
+        pytest.param(
+            {"nodePools": [pool(name="GPU_Pool", role="TPU", nodeCount=2.5, maxNodeCount=0)]},
+            "invalid CoreWeaveCluster spec (4 problems): spec.nodePools[0].maxNodeCount: must "
+            "be at least 1 (got 0); spec.nodePools[0].name: must match "
+            '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (got "GPU_Pool"); spec.nodePools[0].nodeCount: '
+            "must be an integer; spec.nodePools[0].role: must be one of 'GPU' or 'CPU' (got "
+            '"TPU")',
+            id="types-bounds-patterns",
+        ),
+        pytest.param(
+            {"nodePools": [pool(instanceType="x" * 64)] + [pool(name=f"p{i}") for i in range(8)]},
+            # pydantic checks a list's length before its items; the XRD bounds it first anyway.
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools: must have at most 8 "
+            "items (got 9)",
+            id="too-many-pools",
+        ),
+        pytest.param(
+            {"credentials": {"name": "", "type": "Secret"}},
+            "invalid CoreWeaveCluster spec (2 problems): spec.credentials.name: must not be "
+            "empty; spec.credentials.type: must be one of 'ProviderConfig' or "
+            "'ClusterProviderConfig' (got \"Secret\")",
+            id="credentials",
+        ),
+    ],
+)
+def test_invalid_spec_is_one_fatal_naming_every_field(spec: dict[str, Any], message: str) -> None:
+    rsp = run(request(coreweave_xr(**spec), cluster_up(), CREDENTIALS))
+    assert fatal_only(rsp) == message
+
+
+def test_spec_without_zone_or_pools_names_both_fields() -> None:
+    xr = coreweave_xr()
+    xr["spec"] = {"kubernetesVersion": "1.37"}
+    assert fatal_only(run(request(xr))) == (
+        "invalid CoreWeaveCluster spec (2 problems): spec.nodePools: required; spec.zone: required"
+    )
+
+
+def pool_spec(rsp: Any, name: str) -> dict[str, Any]:
+    return desired(rsp)[f"nodepool-{name}"]["spec"]["forProvider"]["manifest"]["spec"]
+
+
+CPU_LABELS = {"modelplane.ai/pool": "p", "modelplane.ai/cpu": "true"}
+CPU_TAINTS = [expected.CPU_TAINT]
+
+
+def observed_pool(applied: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
+    manifest = {"apiVersion": "compute.coreweave.com/v1alpha1", "kind": "NodePool"}
+    body: dict[str, Any] = {
+        "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
+        "kind": "Object",
+        "spec": {
+            "forProvider": {"manifest": {**manifest, "metadata": {"name": "p"}, "spec": applied}}
+        },
+    }
+    if live is not None:
+        body["status"] = {
+            "atProvider": {"manifest": {**manifest, "metadata": {"name": "p"}, "spec": live}}
+        }
+    return body
+
+
+@pytest.mark.parametrize(
+    ("fields", "observed", "want"),
+    [
+        pytest.param(
+            {"nodeCount": 3},
+            None,
+            {"targetNodes": 3, "autoscaling": False},
+            id="fixed",
+        ),
+        pytest.param(
+            {"nodeCount": 0},
+            None,
+            {"targetNodes": 0, "autoscaling": False},
+            id="fixed-at-zero",
+        ),
+        pytest.param(
+            {"nodeCount": 4},
+            observed_pool(
+                {"instanceType": "cd-gp-a192-genoa", "targetNodes": 2}, {"targetNodes": 2}
+            ),
+            {"targetNodes": 4, "autoscaling": False},
+            id="fixed-resize-is-asserted",
+        ),
+        pytest.param(
+            {"nodeCount": 3, "minNodeCount": 2, "maxNodeCount": 6},
+            None,
+            {"autoscaling": True, "minNodes": 2, "maxNodes": 6, "targetNodes": 3},
+            id="autoscaled-new",
+        ),
+        pytest.param(
+            {"nodeCount": 0, "maxNodeCount": 4},
+            None,
+            {"autoscaling": True, "minNodes": 1, "maxNodes": 4, "targetNodes": 1},
+            id="autoscaled-new-from-zero-starts-at-one",
+        ),
+        pytest.param(
+            {"nodeCount": 0, "minNodeCount": 0, "maxNodeCount": 4},
+            None,
+            {"autoscaling": True, "minNodes": 0, "maxNodes": 4, "targetNodes": 1},
+            id="autoscaled-explicit-min-zero",
+        ),
+        pytest.param(
+            {"nodeCount": 3, "maxNodeCount": 4},
+            None,
+            {"autoscaling": True, "minNodes": 3, "maxNodes": 4, "targetNodes": 3},
+            id="autoscaled-min-defaults-to-count",
+        ),
+        pytest.param(
+            {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
+            observed_pool(
+                {"instanceType": "cd-gp-a192-genoa", "targetNodes": 2, "autoscaling": True},
+                {"targetNodes": 7, "autoscaling": True},
+            ),
+            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
+            id="autoscaled-live-count-left-to-autoscaler",
+        ),
+        pytest.param(
+            {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
+            observed_pool({"instanceType": "cd-gp-a192-genoa", "autoscaling": True}, None),
+            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
+            id="autoscaled-stays-unasserted-when-live-state-is-missing",
+        ),
+        pytest.param(
+            {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
+            observed_pool(
+                {"instanceType": "cd-gp-a192-genoa", "targetNodes": 5, "autoscaling": False},
+                {"targetNodes": 5, "autoscaling": False},
+            ),
+            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
+            id="fixed-pool-made-autoscaled-keeps-its-size",
+        ),
+    ],
+)
+def test_pool_sizing(
+    fields: dict[str, Any], observed: dict[str, Any] | None, want: dict[str, Any]
+) -> None:
+    state = cluster_up()
+    if observed is not None:
+        state["nodepool-p"] = observed
+    rsp = run(request(coreweave_xr(nodePools=[pool(**fields)]), state, CREDENTIALS))
+    assert pool_spec(rsp, "p") == {
+        "instanceType": "cd-gp-a192-genoa",
+        **want,
+        "nodeLabels": CPU_LABELS,
+        "nodeTaints": CPU_TAINTS,
+    }
+
+
+def test_pool_without_role_is_a_cpu_pool() -> None:
+    rsp = run(
+        request(
+            coreweave_xr(nodePools=[{"name": "p", "instanceType": "cd-gp-a192-genoa"}]),
+            cluster_up(),
+            CREDENTIALS,
+        )
+    )
+    assert pool_spec(rsp, "p") == {
+        "instanceType": "cd-gp-a192-genoa",
+        "targetNodes": 1,
+        "autoscaling": False,
+        "nodeLabels": CPU_LABELS,
+        "nodeTaints": CPU_TAINTS,
+    }
+
+
+def encoded(document: Any) -> str:
+    return base64.b64encode(json.dumps(document).encode()).decode()
+
+
+NAMESPACED_PC = {
+    "apiVersion": "coreweave.m.crossplane.io/v1beta1",
+    "kind": "ProviderConfig",
+    "metadata": {"name": "team", "namespace": NAMESPACE},
+    "spec": {
+        "credentials": {
+            "source": "Secret",
+            # The provider reads it from the MR's namespace whatever this says; so do we.
+            "secretRef": {
+                "name": "coreweave-creds",
+                "namespace": "other-team",
+                "key": "credentials",
+            },
+        }
+    },
+}
+
+
+def secret_with(data: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "coreweave-creds"},
+        "data": data,
+    }
+
+
+@pytest.mark.parametrize(
+    ("credentials", "required", "requirements", "problem"),
+    [
+        pytest.param(
+            {"name": "coreweave", "type": "ClusterProviderConfig"},
+            {"coreweave-providerconfig": []},
+            {"coreweave-providerconfig": ("ClusterProviderConfig", "coreweave", "")},
+            'ClusterProviderConfig "coreweave" not found',
+            id="cluster-providerconfig-missing",
+        ),
+        pytest.param(
+            {"name": "team", "type": "ProviderConfig"},
+            {"coreweave-providerconfig": [NAMESPACED_PC], "coreweave-credentials": []},
+            {
+                "coreweave-providerconfig": ("ProviderConfig", "team", NAMESPACE),
+                "coreweave-credentials": ("Secret", "coreweave-creds", NAMESPACE),
+            },
+            f'Secret "{NAMESPACE}/coreweave-creds" not found',
+            id="namespaced-providerconfig-reads-secret-in-xr-namespace",
+        ),
+        pytest.param(
+            {"name": "coreweave", "type": "ClusterProviderConfig"},
+            {
+                "coreweave-providerconfig": [
+                    {
+                        **CLUSTER_PROVIDER_CONFIG,
+                        "spec": {"credentials": {"source": "InjectedIdentity"}},
+                    }
+                ]
+            },
+            {"coreweave-providerconfig": ("ClusterProviderConfig", "coreweave", "")},
+            'ClusterProviderConfig "coreweave" does not take its credentials from a Secret '
+            "(spec.credentials.source: Secret with secretRef name and key); the kubeconfig needs "
+            "the org API token",
+            id="providerconfig-not-from-secret",
+        ),
+        pytest.param(
+            {"name": "coreweave", "type": "ClusterProviderConfig"},
+            {
+                "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
+                "coreweave-credentials": [secret_with({"credentials": encoded({"endpoint": "x"})})],
+            },
+            {
+                "coreweave-providerconfig": ("ClusterProviderConfig", "coreweave", ""),
+                "coreweave-credentials": ("Secret", "coreweave-creds", "crossplane-system"),
+            },
+            'Secret "crossplane-system/coreweave-creds" key "credentials" does not hold JSON with '
+            'a non-empty "token"',
+            id="secret-without-token",
+        ),
+        pytest.param(
+            {"name": "coreweave", "type": "ClusterProviderConfig"},
+            {
+                "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
+                "coreweave-credentials": [
+                    secret_with({"credentials": base64.b64encode(ORG_TOKEN.encode()).decode()})
+                ],
+            },
+            {
+                "coreweave-providerconfig": ("ClusterProviderConfig", "coreweave", ""),
+                "coreweave-credentials": ("Secret", "coreweave-creds", "crossplane-system"),
+            },
+            'Secret "crossplane-system/coreweave-creds" key "credentials" does not hold JSON with '
+            'a non-empty "token"',
+            id="bare-token-not-json-is-not-quoted",
+        ),
+        pytest.param(
+            {"name": "coreweave", "type": "ClusterProviderConfig"},
+            {
+                "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
+                "coreweave-credentials": [secret_with({})],
+            },
+            {
+                "coreweave-providerconfig": ("ClusterProviderConfig", "coreweave", ""),
+                "coreweave-credentials": ("Secret", "coreweave-creds", "crossplane-system"),
+            },
+            'Secret "crossplane-system/coreweave-creds" key "credentials" does not hold JSON with '
+            'a non-empty "token"',
+            id="secret-without-key",
+        ),
+    ],
+)
+def test_waiting_for_credentials(
+    credentials: dict[str, str],
+    required: dict[str, list[dict[str, Any]]],
+    requirements: dict[str, tuple[str, str, str]],
+    problem: str,
+) -> None:
+    rsp = run(request(coreweave_xr(credentials=credentials), cluster_up(), required))
+    assert {
+        name: (s.kind, s.match_name, s.namespace) for name, s in rsp.requirements.resources.items()
+    } == requirements
+    assert set(desired(rsp)) == {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
+    why = f"waiting for credentials: {problem}"
+    assert results(rsp) == [("Normal", why)]
+    assert conditions(rsp)["ClusterAccess"] == ("False", "WaitingForCredentials", why)
+    assert ORG_TOKEN not in str(rsp)
+
+
+def kubeconfig_text(rsp: Any) -> str:
+    return base64.b64decode(desired(rsp)["kubeconfig"]["data"]["kubeconfig"]).decode()
+
+
+def test_kubeconfig_follows_token_rotation() -> None:
+    rotated = "CW-SECRET-rotated-fake-token"
+    required = {
+        "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
+        "coreweave-credentials": [credentials_secret(rotated)],
+    }
+    state = cluster_up()
+    state["kubeconfig"] = expected.kubeconfig_secret()
+    rsp = run(request(coreweave_xr(), state, required))
+    assert kubeconfig_text(rsp) == expected.KUBECONFIG_TEXT.replace(ORG_TOKEN, rotated)
+
+
+def test_endpoint_with_scheme_is_not_prefixed_twice() -> None:
+    rsp = run(request(coreweave_xr(), cluster_up(f"https://{ENDPOINT}"), CREDENTIALS))
+    assert kubeconfig_text(rsp) == expected.KUBECONFIG_TEXT
+
+
+def test_zone_change_on_live_cluster_keeps_live_zone() -> None:
+    rsp = run(request(coreweave_xr(zone="US-WEST-04A"), cluster_up(), CREDENTIALS))
+    assert desired(rsp)["cks-cluster"] == expected.CLUSTER
+    assert desired(rsp)["vpc"] == expected.VPC
+    assert results(rsp)[0] == (
+        "Warning",
+        'spec.zone: the CKS cluster and its VPC stay in "US-EAST-04A"; a zone cannot change on '
+        'a live cluster. To run in "US-WEST-04A", create a new CoreWeaveCluster there and move '
+        "workloads.",
+    )
+
+
+CUSTOM_INPUT = {
+    "apiVersion": "inference.fn.modelplane.ai/v1beta1",
+    "kind": "Input",
+    "coreweave": {
+        "systemPool": {"instanceType": "cd-gp-l-i64-erapids", "nodeCount": 2},
+        "vpcPrefixes": {
+            "pod": "10.64.0.0/13",
+            "service": "10.80.0.0/22",
+            "internalLoadBalancer": "10.96.4.0/22",
+        },
+        "storageClassName": "model-cache",
+    },
+}
+
+
+def test_step_input_shapes_new_resources() -> None:
+    state = cluster_up()
+    del state["vpc"]
+    observer = copy.deepcopy(expected.SHARED_VAST_OBSERVER)
+    observer["status"] = {**READY, "atProvider": {"manifest": expected.SHARED_VAST_LIVE}}
+    state["shared-vast-observer"] = observer
+    rsp = run(request(coreweave_xr(), state, CREDENTIALS, CUSTOM_INPUT))
+    composed = desired(rsp)
+    assert composed["vpc"]["spec"]["forProvider"]["vpcPrefixes"] == [
+        {"name": "pod", "value": "10.64.0.0/13"},
+        {"name": "service", "value": "10.80.0.0/22"},
+        {"name": "internal-lb", "value": "10.96.4.0/22"},
+    ]
+    system = composed["system-nodepool"]["spec"]["forProvider"]["manifest"]["spec"]
+    assert system == {
+        "instanceType": "cd-gp-l-i64-erapids",
+        "targetNodes": 2,
+        "autoscaling": False,
+        "nodeLabels": {"modelplane.ai/pool": "modelplane-system", "modelplane.ai/system": "true"},
+    }
+    clone = composed["rwx-storageclass"]["spec"]["forProvider"]["manifest"]
+    assert clone["metadata"] == {"name": "model-cache"}
+    assert xr_status(rsp)["cache"] == {"storageClassName": "model-cache"}
+
+
+def test_live_vpc_keeps_its_prefixes_when_input_changes() -> None:
+    rsp = run(request(coreweave_xr(), cluster_up(), CREDENTIALS, CUSTOM_INPUT))
+    assert desired(rsp)["vpc"] == expected.VPC
+
+
+def test_live_storage_class_is_never_edited_in_place() -> None:
+    state = cluster_up()
+    clone = copy.deepcopy(expected.RWX_STORAGE_CLASS)
+    clone["status"] = READY
+    observer = copy.deepcopy(expected.SHARED_VAST_OBSERVER)
+    changed = {**expected.SHARED_VAST_LIVE, "parameters": {"vip_pool_name": "other"}}
+    observer["status"] = {**READY, "atProvider": {"manifest": changed}}
+    state |= {"rwx-storageclass": clone, "shared-vast-observer": observer}
+    rsp = run(request(coreweave_xr(), state, CREDENTIALS, CUSTOM_INPUT))
+    assert desired(rsp)["rwx-storageclass"] == expected.RWX_STORAGE_CLASS
+    assert xr_status(rsp)["cache"] == {"storageClassName": "shared-vast-delete"}
+    assert (
+        "Warning",
+        'input.coreweave.storageClassName: keeping StorageClass "shared-vast-delete"; a '
+        "StorageClass cannot be renamed in place.",
+    ) in results(rsp)
+
+
+def test_system_pool_instance_type_is_kept_on_live_pool() -> None:
+    state = cluster_up()
+    system = copy.deepcopy(expected.SYSTEM_POOL)
+    state["system-nodepool"] = system
+    rsp = run(request(coreweave_xr(), state, CREDENTIALS, CUSTOM_INPUT))
+    spec = desired(rsp)["system-nodepool"]["spec"]["forProvider"]["manifest"]["spec"]
+    assert spec["instanceType"] == "cd-gp-i64-erapids"
+    assert (
+        "Warning",
+        'input.coreweave.systemPool.instanceType: node pool "modelplane-system" keeps '
+        'instanceType "cd-gp-i64-erapids"; CKS cannot change the instance type of a live pool. '
+        'To use "cd-gp-l-i64-erapids", add a pool under a new name and remove this one once it '
+        "is no longer needed.",
+    ) in results(rsp)
+
+
+def test_long_instance_type_is_named() -> None:
+    rsp = run(request(coreweave_xr(nodePools=[pool(instanceType="x" * 64)])))
+    assert fatal_only(rsp) == (
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].instanceType: must be at "
+        "most 63 characters (got 64)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("step_input", "message"),
+    [
+        pytest.param(
+            {"coreweave": {"systemPool": {"nodeCount": 0}}},
+            "invalid function input (1 problem): input.coreweave.systemPool.nodeCount: must be "
+            "at least 1 (got 0)",
+            id="system-pool-count",
+        ),
+        pytest.param(
+            {"coreweave": {"vpcPrefixes": {"pod": "10.0.0.0"}, "storageClassName": "Bad_Name"}},
+            "invalid function input (2 problems): input.coreweave.storageClassName: must match "
+            '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ (got "Bad_Name"); '
+            "input.coreweave.vpcPrefixes.pod: must be at least 9 characters",
+            id="prefix-and-class-name",
+        ),
+    ],
+)
+def test_invalid_step_input_is_fatal(step_input: dict[str, Any], message: str) -> None:
+    rsp = run(request(coreweave_xr(), cluster_up(), CREDENTIALS, step_input))
+    assert fatal_only(rsp) == message
+
+
+def test_composed_resource_names_are_stable() -> None:
+    """Keys and object names are a public contract; this pins them."""
+    state = cluster_up()
+    observer = copy.deepcopy(expected.SHARED_VAST_OBSERVER)
+    observer["status"] = {**READY, "atProvider": {"manifest": expected.SHARED_VAST_LIVE}}
+    state["shared-vast-observer"] = observer
+    rsp = run(request(coreweave_xr(), state, CREDENTIALS))
+    names = {key: body["metadata"]["name"] for key, body in desired(rsp).items()}
+    assert names == {
+        "vpc": "inference-east-vpc-99124",
+        "cks-cluster": "inference-east-cks-cluster-6787a",
+        "usage-vpc-by-cluster": "inference-east-usage-vpc-by-cluster-ee40c",
+        "kubeconfig": "inference-east-kubeconfig-08981",
+        "kubernetes-providerconfig": "inference-east-kubernetes-providerconfig-a4985",
+        "usage-kubeconfig-by-providerconfig": "inference-east-usage-kubeconfig-by-providerconfig-dc1bc",
+        "usage-cluster-by-providerconfig": "inference-east-usage-cluster-by-providerconfig-3c204",
+        "system-nodepool": "inference-east-system-nodepool-941b0",
+        "nodepool-h100": "inference-east-nodepool-h100-0be1f",
+        "nodepool-l40s": "inference-east-nodepool-l40s-335c6",
+        "nodepool-cpu": "inference-east-nodepool-cpu-e60f3",
+        "shared-vast-observer": "inference-east-shared-vast-observer-f4a99",
+        "rwx-storageclass": "inference-east-rwx-storageclass-1a4ee",
+    }
+    cloud = desired(rsp)["cks-cluster"]["spec"]["forProvider"]["name"]
+    assert cloud == "inference-east-c7d16"
+    assert len(cloud) <= 30
+
+
+@pytest.mark.parametrize(
+    ("namespace", "name", "cloud"),
+    [
+        ("ml-team", "inference-east", "inference-east-c7d16"),
+        ("other-team", "inference-east", "inference-east-7fe70"),
+        ("ml-team", "a-very-long-cluster-name-for-llama-serving", "a-very-long-cluster-name-8e589"),
+        ("ml-team", "prod.us-east.v2", "prod-us-east-v2-1f20c"),
+    ],
+)
+def test_cloud_names_fit_cks_limits_and_differ_per_namespace(
+    namespace: str, name: str, cloud: str
+) -> None:
+    from function.shared.naming import cloud_name
+
+    assert cloud_name(namespace, name, 30) == cloud
+    assert len(cloud) <= 30

@@ -1,0 +1,146 @@
+"""A CoreWeaveCluster over its life: several reconciles with evolving observed state."""
+
+from __future__ import annotations
+
+import copy
+
+from tests import coreweave_expected as expected
+from tests.support import (
+    CLUSTER_PROVIDER_CONFIG,
+    ENDPOINT,
+    World,
+    conditions,
+    coreweave_xr,
+    credentials_secret,
+    desired,
+    readiness,
+    results,
+    xr_status,
+)
+
+KUBECONFIG_STATUS = {
+    "secrets": [{"type": "Kubeconfig", "name": expected.SECRET_NAME, "key": "kubeconfig"}]
+}
+FULL_STATUS = {**KUBECONFIG_STATUS, "cache": {"storageClassName": "shared-vast-delete"}}
+
+
+def validated(pool_manifest: dict, **live_spec: object) -> dict:
+    """What provider-kubernetes reports for a NodePool CKS accepted."""
+    live = copy.deepcopy(pool_manifest)
+    live["spec"].update(live_spec)
+    live["metadata"]["uid"] = "uid-" + live["metadata"]["name"]
+    live["status"] = {"conditions": [{"type": "Validated", "status": "True"}]}
+    return {"manifest": live}
+
+
+def test_coreweave_cluster_lifecycle() -> None:
+    world = World(coreweave_xr())
+    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
+
+    # 1. New: only the network and the cluster; everything else waits for the cluster.
+    rsp = world.reconcile()
+    assert desired(rsp) == {
+        "vpc": expected.VPC,
+        "cks-cluster": expected.CLUSTER,
+        "usage-vpc-by-cluster": expected.USAGE_VPC,
+    }
+    assert readiness(rsp) == {"vpc": False, "cks-cluster": False, "usage-vpc-by-cluster": False}
+    waiting = 'waiting for CKS cluster "inference-east-c7d16" to become Ready'
+    assert results(rsp) == [("Normal", waiting)]
+    assert conditions(rsp)["ClusterAccess"] == ("False", "WaitingForCluster", waiting)
+    assert len(rsp.requirements.resources) == 0, "credentials are not read before they are needed"
+
+    # 2. Cluster Ready but no endpoint yet: still waiting, with the reason.
+    world.ready("vpc", atProvider={"id": "3f0c-vpc"})
+    world.ready("cks-cluster", atProvider={"id": "9e1d-cks", "status": "STATUS_RUNNING"})
+    world.ready("usage-vpc-by-cluster")
+    rsp = world.reconcile()
+    assert set(desired(rsp)) == {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
+    endpoint_wait = "waiting for the CKS API endpoint (status.atProvider.apiServerEndpoint)"
+    assert results(rsp) == [("Normal", endpoint_wait)]
+    assert conditions(rsp)["ClusterAccess"] == ("False", "WaitingForEndpoint", endpoint_wait)
+
+    # 3. Endpoint reported: kubeconfig, ProviderConfig, Usages, every pool and the observer.
+    world.report("cks-cluster", atProvider={"id": "9e1d-cks", "apiServerEndpoint": ENDPOINT})
+    rsp = world.reconcile()
+    want = expected.converged(h100_target=2)
+    del want["rwx-storageclass"]
+    assert desired(rsp) == want
+    assert xr_status(rsp) == KUBECONFIG_STATUS
+    assert results(rsp) == [
+        ("Normal", 'waiting to observe StorageClass "shared-vast" in the CKS cluster')
+    ]
+    assert conditions(rsp)["ClusterAccess"] == (
+        "True",
+        "Available",
+        f'kubeconfig in Secret "{expected.SECRET_NAME}"',
+    )
+
+    # 4. Converged: pools validated, shared-vast observed, the autoscaler grew h100 to 5.
+    for key, manifest in (
+        ("system-nodepool", expected.SYSTEM_POOL),
+        ("nodepool-l40s", expected.l40s_pool()),
+        ("nodepool-cpu", expected.CPU_POOL),
+    ):
+        world.ready(key, atProvider=validated(manifest["spec"]["forProvider"]["manifest"]))
+    h100_manifest = expected.h100_pool()["spec"]["forProvider"]["manifest"]
+    world.ready("nodepool-h100", atProvider=validated(h100_manifest, targetNodes=5))
+    world.ready("shared-vast-observer", atProvider={"manifest": expected.SHARED_VAST_LIVE})
+    for key in world.observed:
+        if key not in ("vpc", "cks-cluster") and "status" not in world.observed[key]:
+            world.report(key)  # Secrets, ProviderConfigs and Usages exist once applied.
+    rsp = world.reconcile()
+    assert desired(rsp) == expected.converged(h100_target=None)
+    world.ready("rwx-storageclass", atProvider={"manifest": {}})
+    rsp = world.reconcile()
+    assert desired(rsp) == expected.converged(h100_target=None)
+    assert all(readiness(rsp).values()), readiness(rsp)
+    assert xr_status(rsp) == FULL_STATUS
+    assert results(rsp) == []
+    converged_state = desired(rsp)
+
+    # 5. Ready flap: the cluster loses Ready and its endpoint. Nothing is dropped; the
+    # kubeconfig already written is kept and the user is told why.
+    world.ready("cks-cluster", ready=False, atProvider={"id": "9e1d-cks"})
+    rsp = world.reconcile()
+    assert desired(rsp) == converged_state
+    assert readiness(rsp)["cks-cluster"] is False
+    kept = "keeping the kubeconfig already written: the CKS API endpoint is not reported right now"
+    assert results(rsp) == [("Warning", kept)]
+
+    # 6. Credentials gone: the ClusterProviderConfig was deleted. Still nothing is dropped.
+    world.ready("cks-cluster", atProvider={"id": "9e1d-cks", "apiServerEndpoint": ENDPOINT})
+    world.cluster_objects = []
+    rsp = world.reconcile()
+    assert desired(rsp) == converged_state
+    gone = 'keeping the kubeconfig already written: ClusterProviderConfig "coreweave" not found'
+    assert results(rsp) == [("Warning", gone)]
+    assert conditions(rsp)["ClusterAccess"] == (
+        "True",
+        "LastKnownKubeconfig",
+        'cannot refresh it: ClusterProviderConfig "coreweave" not found',
+    )
+    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
+
+    # 7. instanceType edit on a live pool: the live pool keeps its type, with a Warning.
+    world.xr["spec"]["nodePools"][1]["instanceType"] = "gd-8xh200ib-i128"
+    rsp = world.reconcile()
+    assert desired(rsp) == converged_state
+    assert results(rsp) == [
+        (
+            "Warning",
+            'spec.nodePools[1].instanceType: node pool "l40s" keeps instanceType '
+            '"gd-8xl40s-i128"; CKS cannot change the instance type of a live pool. To use '
+            '"gd-8xh200ib-i128", add a pool under a new name and remove this one once it is '
+            "no longer needed.",
+        )
+    ]
+
+    # 8. Pool removed from the spec: exactly its Object goes; all else stays as it was.
+    world.xr["spec"]["nodePools"][1]["instanceType"] = "gd-8xl40s-i128"
+    del world.xr["spec"]["nodePools"][2]
+    rsp = world.reconcile()
+    want = dict(converged_state)
+    del want["nodepool-cpu"]
+    assert desired(rsp) == want
+    assert results(rsp) == []
