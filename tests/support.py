@@ -191,6 +191,7 @@ class World:
             "type": "Ready",
             "status": "True" if ready else "False",
             "reason": "Available" if ready else "Unavailable",
+            "lastTransitionTime": "2026-11-30T00:00:00Z",
         }
         self.report(key, conditions=[condition], **status)
 

@@ -1,0 +1,46 @@
+# Every target installs what it needs itself: a fresh clone needs only Python 3.11+ (and Go for
+# the Crossplane CLI checks, which skip with a message without it).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+ADDRESS ?= 0.0.0.0:9443
+
+.PHONY: run test lint typecheck unit render render-check crank clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## run: serve the function locally without TLS (what `crossplane render` talks to)
+run: $(STAMP)
+	$(BIN)/function --insecure --debug --address=$(ADDRESS)
+
+## test: format, lint, type-check, unit and lifecycle tests, and the crank render/validate check
+test: lint typecheck render-check unit
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check function tests hack
+	$(BIN)/ruff check function tests hack
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+crank:
+	-bash hack/install-crank.sh
+
+## render: regenerate examples/<cloud>/rendered/<stage>.yaml with the real crank render
+render: $(STAMP) crank
+	$(BIN)/python hack/render.py --write
+
+## render-check: re-render every example stage, fail on any difference, validate offline
+render-check: $(STAMP) crank
+	$(BIN)/python hack/render.py --check
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .xpcache

@@ -1,0 +1,217 @@
+"""Render every example stage with the real Crossplane CLI and validate it offline.
+
+  --write  regenerate examples/<cloud>/rendered/<stage>.yaml
+  --check  re-render, fail on any difference from the committed files, and pipe each stage
+           (plus the XRDs, Compositions and step-input CRD) through `crank beta validate`
+           against ../shared/crds and the project's own XRDs.
+
+It starts the function itself (the `function` script, plaintext on a free loopback port) and
+stops it afterwards. Without crank (needs Go) or ../shared/crds it says so and skips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
+# Composition of each example folder.
+COMPOSITIONS = {"coreweave": ROOT / "apis" / "coreweaveclusters" / "composition.yaml"}
+# Stages in lifecycle order; each has examples/<cloud>/observed/<stage>.yaml.
+STAGES = ("new", "cluster-ready", "converged", "ready-flap")
+# beta validate always adds the Crossplane image as a dependency; an existing cache directory
+# for it stops the download (this machine has no registry access).
+CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane:v2.2.4"
+# Kinds Kubernetes itself serves; beta validate has no schema for them and says so.
+CORE_KINDS = {"/v1, Kind=Secret", "apiextensions.k8s.io/v1, Kind=CustomResourceDefinition"}
+
+
+def find_crank() -> str | None:
+    found = shutil.which("crank")
+    if found:
+        return found
+    gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True, check=False)
+    candidate = Path(gopath.stdout.strip() or Path.home() / "go") / "bin" / "crank"
+    return str(candidate) if candidate.exists() else None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def function_server() -> Iterator[int]:
+    port = free_port()
+    script = Path(sys.executable).parent / "function"
+    process = subprocess.Popen(
+        [str(script), "--insecure", f"--address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise SystemExit(
+                    f"function exited early: {process.stderr.read().decode() if process.stderr else ''}"
+                )
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            time.sleep(0.05)
+        else:
+            raise SystemExit("function did not start listening within 15s")
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def has_documents(path: Path) -> bool:
+    return any(line and not line.startswith("#") for line in path.read_text().splitlines())
+
+
+def render(crank: str, cloud: str, stage: str, port: int, tmp: Path, *, results: bool) -> str:
+    folder = EXAMPLES / cloud
+    functions = tmp / f"{cloud}-functions.yaml"
+    functions.write_text(
+        (folder / "functions.yaml").read_text().replace("localhost:9443", f"127.0.0.1:{port}")
+    )
+    command = [
+        crank,
+        "render",
+        str(folder / "xr.yaml"),
+        str(COMPOSITIONS[cloud]),
+        str(functions),
+        "--include-full-xr",
+        f"--required-resources={folder / 'required'}",
+        "--timeout=30s",
+    ]
+    observed = folder / "observed" / f"{stage}.yaml"
+    if has_documents(observed):
+        command.append(f"--observed-resources={observed}")
+    if results:
+        command.append("--include-function-results")
+    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"crank render {cloud}/{stage} failed:\n{done.stderr}")
+    return done.stdout
+
+
+def validate(crank: str, documents: list[Path], tmp: Path) -> list[str]:
+    """Run beta validate on the files; return the problems it reports."""
+    cache = tmp / "xpcache"
+    (cache / CROSSPLANE_IMAGE.replace(":", "@")).mkdir(parents=True, exist_ok=True)
+    extensions = [
+        SHARED_CRDS / d for d in ("coreweave", "civo", "helm", "kubernetes", "crossplane")
+    ]
+    extensions += sorted((ROOT / "apis").glob("*/definition.yaml"))
+    extensions.append(ROOT / "package" / "input")
+    done = subprocess.run(
+        [
+            crank,
+            "beta",
+            "validate",
+            f"--cache-dir={cache}",
+            f"--crossplane-image={CROSSPLANE_IMAGE}",
+            ",".join(str(e) for e in extensions),
+            ",".join(str(d) for d in documents),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    output = done.stdout + done.stderr
+    problems = []
+    for line in output.splitlines():
+        if line.startswith("[!] could not find CRD/XRD for:"):
+            if line.split(":", 1)[1].strip() not in CORE_KINDS:
+                problems.append(line)
+        elif line.startswith("[x]"):
+            problems.append(line)
+    if done.returncode != 0 and not problems:
+        problems.append(output.strip())
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true")
+    mode.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+
+    crank = find_crank()
+    if crank is None:
+        print(
+            "render-check SKIPPED: the Crossplane CLI (crank) is not installed; it needs Go (hack/install-crank.sh)"
+        )
+        return 0
+    if args.check and not SHARED_CRDS.is_dir():
+        print(f"render-check SKIPPED: {SHARED_CRDS} not found, nothing to validate against")
+        return 0
+
+    failures: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp_name, function_server() as port:
+        tmp = Path(tmp_name)
+        for cloud in COMPOSITIONS:
+            rendered_dir = EXAMPLES / cloud / "rendered"
+            rendered_dir.mkdir(exist_ok=True)
+            for stage in STAGES:
+                output = render(crank, cloud, stage, port, tmp, results=True)
+                target = rendered_dir / f"{stage}.yaml"
+                if args.write:
+                    target.write_text(output)
+                    print(f"wrote {target.relative_to(ROOT)}")
+                    continue
+                committed = target.read_text() if target.exists() else ""
+                verdict = "matches" if committed == output else "DIFFERS"
+                if committed != output:
+                    diff = "".join(
+                        difflib.unified_diff(
+                            committed.splitlines(keepends=True),
+                            output.splitlines(keepends=True),
+                            f"committed/{cloud}/{stage}.yaml",
+                            f"rendered/{cloud}/{stage}.yaml",
+                        )
+                    )
+                    failures.append(
+                        f"{cloud}/{stage}: rendered output differs (run `make render`):\n{diff}"
+                    )
+                plain = tmp / f"{cloud}-{stage}.yaml"
+                plain.write_text(render(crank, cloud, stage, port, tmp, results=False))
+                # The observed stage is validated too: fixtures must look like real objects.
+                observed = EXAMPLES / cloud / "observed" / f"{stage}.yaml"
+                problems = validate(
+                    crank, [plain, *([observed] if has_documents(observed) else [])], tmp
+                )
+                failures += [f"{cloud}/{stage}: {p}" for p in problems]
+                print(
+                    f"{cloud}/{stage}: rendered output {verdict}; validate: {len(problems)} problems"
+                )
+        if args.check:
+            packaged = [*sorted((ROOT / "apis").glob("*/*.yaml")), ROOT / "package" / "input"]
+            problems = validate(crank, packaged, tmp)
+            failures += [f"apis and input CRD: {p}" for p in problems]
+            print(f"apis and package/input: validate: {len(problems)} problems")
+    for failure in failures:
+        print(f"FAIL {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
