@@ -1,0 +1,157 @@
+"""The `function` console script as users start it: flags, startup failures, and a real gRPC
+round trip whose logs (at --debug) and answers carry the org token only inside the kubeconfig."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from google.protobuf import json_format
+
+from tests.support import ORG_TOKEN, coreweave_xr, request
+from tests.test_coreweave import CREDENTIALS, cluster_up
+
+FUNCTION = str(Path(sys.executable).parent / "function")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(*flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    address = f"127.0.0.1:{free_port()}"
+    process = subprocess.Popen(
+        [FUNCTION, f"--address={address}", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while True:
+            assert process.poll() is None, "function exited during startup"
+            with contextlib.suppress(OSError), socket.create_connection(address.split(":"), 0.2):  # type: ignore[arg-type]
+                break
+            assert time.monotonic() < deadline, "function did not listen within 15s"
+            time.sleep(0.05)
+        yield address, process
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_help_lists_the_sdk_standard_options() -> None:
+    done = subprocess.run([FUNCTION, "--help"], capture_output=True, text=True, check=True)
+    for flag in ("--address", "0.0.0.0:9443", "--tls-certs-dir", "--insecure", "--debug"):
+        assert flag in done.stdout
+
+
+def test_refuses_plaintext_without_insecure() -> None:
+    done = subprocess.run([FUNCTION], capture_output=True, text=True, check=False, timeout=30)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "function: mTLS needs --tls-certs-dir (or TLS_SERVER_CERTS_DIR) holding tls.crt, "
+        "tls.key and ca.crt; pass --insecure to serve plaintext"
+    )
+
+
+def test_exits_nonzero_when_the_address_is_taken() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [FUNCTION, "--insecure", f"--address=127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    assert done.returncode == 1
+    assert f"function: cannot serve on 127.0.0.1:{port}: Failed to bind" in done.stderr
+
+
+def test_exits_nonzero_when_tls_files_are_missing(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [FUNCTION, f"--tls-certs-dir={tmp_path}", f"--address=127.0.0.1:{free_port()}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert f"No such file or directory: '{tmp_path}/tls.crt'" in done.stderr
+
+
+def token_forms() -> list[str]:
+    """The token as text and in every base64 alignment it could take inside larger data."""
+    forms = [ORG_TOKEN]
+    for pad in range(3):
+        encoded = base64.b64encode(b"x" * pad + ORG_TOKEN.encode()).decode()
+        forms.append(encoded[4 if pad else 0 : -4])
+    return forms
+
+
+def test_token_only_in_the_kubeconfig_secret_even_at_debug() -> None:
+    requests = [
+        request(coreweave_xr(), cluster_up(), CREDENTIALS),
+        request(
+            coreweave_xr(),
+            cluster_up(),
+            {"coreweave-providerconfig": CREDENTIALS["coreweave-providerconfig"]},
+        ),
+        request(
+            coreweave_xr(nodePools=[{"name": "bad", "role": "GPU", "instanceType": "x"}]),
+            cluster_up(),
+            CREDENTIALS,
+        ),
+    ]
+    with serving("--insecure", "--debug") as (address, process):
+        with grpc.insecure_channel(address) as channel:
+            stub = grpcv1.FunctionRunnerServiceStub(channel)
+            responses = [stub.RunFunction(r, timeout=10) for r in requests]
+        process.terminate()
+        logs = process.communicate(timeout=10)[0].decode()
+
+    assert "composed" in logs, "debug logging was on"
+    first = json_format.MessageToDict(responses[0])
+    secret = first["desired"]["resources"].pop("kubeconfig")
+    assert ORG_TOKEN in base64.b64decode(secret["resource"]["data"]["kubeconfig"]).decode()
+    rest = [
+        json.dumps(first),
+        logs,
+        *(json.dumps(json_format.MessageToDict(r)) for r in responses[1:]),
+    ]
+    for text in rest:
+        for form in token_forms():
+            assert form not in text
+    assert responses[2].results[0].severity == fnv1.SEVERITY_FATAL
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta1"])
+def test_serves_both_protocol_versions(version: str) -> None:
+    from crossplane.function.proto.v1beta1 import run_function_pb2 as beta
+    from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as beta_grpc
+
+    req = request(coreweave_xr())
+    with serving("--insecure") as (address, _), grpc.insecure_channel(address) as channel:
+        if version == "v1":
+            rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
+        else:
+            beta_req = beta.RunFunctionRequest()
+            beta_req.ParseFromString(req.SerializeToString())
+            rsp = beta_grpc.FunctionRunnerServiceStub(channel).RunFunction(beta_req, timeout=10)
+    assert set(rsp.desired.resources) == {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
