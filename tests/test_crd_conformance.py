@@ -1,0 +1,108 @@
+"""Every object the function composes, at every lifecycle stage, validates against the real
+provider and Crossplane CRDs in ../shared/crds (schema and CEL), and the XR status it writes
+validates against the project's own XRD."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests import coreweave_expected as expected
+from tests.crdcheck import CrdCatalog, shared_crds_dir
+from tests.support import (
+    CLUSTER_PROVIDER_CONFIG,
+    ENDPOINT,
+    World,
+    coreweave_xr,
+    credentials_secret,
+    desired,
+    xr_status,
+)
+
+CRDS = shared_crds_dir()
+if CRDS is None:
+    pytest.skip("../shared/crds not found: CRD validation skipped", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parents[1]
+# Kubernetes serves these itself; there is no CRD to check them against.
+CORE_KINDS = {("v1", "Secret")}
+
+
+@pytest.fixture(scope="module")
+def catalog() -> CrdCatalog:
+    return CrdCatalog.load(CRDS, *sorted((ROOT / "apis").glob("*/definition.yaml")))
+
+
+def lifecycle_outputs() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(stage, desired resources, XR with desired status) for each reconcile of a full life."""
+    world = World(coreweave_xr())
+    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
+    outputs = []
+
+    def record(stage: str) -> None:
+        rsp = world.reconcile()
+        xr = copy.deepcopy(world.xr)
+        xr["status"] = xr_status(rsp)
+        outputs.append((stage, desired(rsp), xr))
+
+    record("new")
+    world.ready("vpc")
+    world.ready("cks-cluster", atProvider={"apiServerEndpoint": ENDPOINT})
+    record("cluster-ready")
+    world.ready("shared-vast-observer", atProvider={"manifest": expected.SHARED_VAST_LIVE})
+    world.ready("nodepool-h100", atProvider={"manifest": {"spec": {"targetNodes": 4}}})
+    record("storage")
+    record("converged")
+    world.xr["spec"]["nodePools"][0]["maxNodeCount"] = 12
+    record("pool-edited")
+    return outputs
+
+
+STAGES = lifecycle_outputs()
+
+
+@pytest.mark.parametrize(("stage", "resources", "xr"), STAGES, ids=[s[0] for s in STAGES])
+def test_composed_objects_validate(
+    catalog: CrdCatalog, stage: str, resources: dict[str, Any], xr: dict[str, Any]
+) -> None:
+    problems = {}
+    for key, body in resources.items():
+        if (body["apiVersion"], body["kind"]) in CORE_KINDS:
+            continue
+        assert catalog.has_schema(body["apiVersion"], body["kind"]), key
+        applied = {**body, "metadata": {**body["metadata"], "namespace": "ml-team"}}
+        if errors := catalog.validate(applied):
+            problems[key] = errors
+    assert problems == {}
+    assert catalog.validate(xr) == []
+
+
+def test_every_kind_composed_is_checked() -> None:
+    kinds = {(b["apiVersion"], b["kind"]) for _, resources, _ in STAGES for b in resources.values()}
+    assert kinds == {
+        ("networking.coreweave.m.crossplane.io/v1alpha1", "VPC"),
+        ("cks.coreweave.m.crossplane.io/v1alpha1", "Cluster"),
+        ("protection.crossplane.io/v1beta1", "Usage"),
+        ("v1", "Secret"),
+        ("kubernetes.m.crossplane.io/v1alpha1", "ProviderConfig"),
+        ("kubernetes.m.crossplane.io/v1alpha1", "Object"),
+    }
+
+
+def test_validator_would_catch_a_broken_cluster(catalog: CrdCatalog) -> None:
+    """The check above is only as good as the validator: a cluster without zone must fail."""
+    cluster = copy.deepcopy(expected.CLUSTER)
+    del cluster["spec"]["forProvider"]["zone"]
+    cluster["metadata"]["namespace"] = "ml-team"
+    assert catalog.validate(cluster) == [
+        "spec: Invalid value: spec.forProvider.zone is a required parameter"
+    ]
+
+
+def test_example_xr_validates_against_the_xrd(catalog: CrdCatalog) -> None:
+    xr = yaml.safe_load((ROOT / "examples" / "coreweave" / "xr.yaml").read_text())
+    assert catalog.validate(xr) == []
