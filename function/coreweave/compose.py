@@ -24,6 +24,7 @@ from function.shared.naming import child_name, cloud_name
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
 from function.shared.readiness import ready_when_exists, ready_when_ready
+from function.shared.resources import keep_live, resource_ref, usage
 from function.shared.validation import SpecProblems
 
 # Composition resource names: a public contract. Renaming one deletes and recreates the
@@ -43,7 +44,6 @@ KEY_USAGE_KUBECONFIG = "usage-kubeconfig-by-providerconfig"
 VPC_API_VERSION = "networking.coreweave.m.crossplane.io/v1alpha1"
 CLUSTER_API_VERSION = "cks.coreweave.m.crossplane.io/v1alpha1"
 OBJECT_API_VERSION = "kubernetes.m.crossplane.io/v1alpha1"
-USAGE_API_VERSION = "protection.crossplane.io/v1beta1"
 NODEPOOL_API_VERSION = "compute.coreweave.com/v1alpha1"
 
 # CKS limits cluster and VPC names to 30 characters.
@@ -136,14 +136,14 @@ class _Composer:
         live = self.observed[KEY_CLUSTER].string("spec", "forProvider", "zone") or self.observed[
             KEY_VPC
         ].string("spec", "forProvider", "zone")
-        if live and live != self.spec.zone:
-            self.out.warning(
-                f'spec.zone: the CKS cluster and its VPC stay in "{live}"; a zone cannot change '
-                f'on a live cluster. To run in "{self.spec.zone}", create a new CoreWeaveCluster '
-                "there and move workloads."
-            )
-            return live
-        return self.spec.zone
+        return keep_live(
+            self.out,
+            live,
+            self.spec.zone,
+            f'spec.zone: the CKS cluster and its VPC stay in "{live}"; a zone cannot change on a '
+            f'live cluster. To run in "{self.spec.zone}", create a new CoreWeaveCluster there '
+            "and move workloads.",
+        )
 
     def _vpc(self, zone: str) -> None:
         observed = self.observed[KEY_VPC]
@@ -278,23 +278,11 @@ class _Composer:
         )
 
     def _usage(self, key: str, *, of: tuple[str, str, str], by: tuple[str, str, str]) -> None:
-        """Block deletion of `of` until `by` is gone, so teardown runs in an order that works."""
-
-        def ref(api_version: str, kind: str, ref_key: str) -> dict[str, Any]:
-            return {
-                "apiVersion": api_version,
-                "kind": kind,
-                "resourceRef": {"name": self.name(ref_key)},
-            }
-
+        of_ref = resource_ref(of[0], of[1], self.name(of[2]))
+        by_ref = resource_ref(by[0], by[1], self.name(by[2]))
         self.out.compose(
             key,
-            {
-                "apiVersion": USAGE_API_VERSION,
-                "kind": "Usage",
-                "metadata": {"name": self.name(key)},
-                "spec": {"of": ref(*of), "by": ref(*by), "replayDeletion": True},
-            },
+            usage(self.name(key), of=of_ref, by=by_ref),
             ready=ready_when_exists(self.observed[key]),
         )
 
@@ -318,14 +306,14 @@ class _Composer:
     def _live_instance_type(self, observed: View, wanted: str, field: str, pool_name: str) -> str:
         """instanceType is immutable on CKS: a live pool keeps the type it was created with."""
         live = observed.string("spec", "forProvider", "manifest", "spec", "instanceType")
-        if live and live != wanted:
-            self.out.warning(
-                f'{field}: node pool "{pool_name}" keeps instanceType "{live}"; CKS cannot change '
-                f'the instance type of a live pool. To use "{wanted}", add a pool under a new '
-                "name and remove this one once it is no longer needed."
-            )
-            return live
-        return wanted
+        return keep_live(
+            self.out,
+            live,
+            wanted,
+            f'{field}: node pool "{pool_name}" keeps instanceType "{live}"; CKS cannot change '
+            f'the instance type of a live pool. To use "{wanted}", add a pool under a new name '
+            "and remove this one once it is no longer needed.",
+        )
 
     def _pool(
         self,
