@@ -5,7 +5,7 @@ Every field has a default, so a Composition may omit the input entirely.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from function.shared.validation import Integer, SpecModel, StrictStr, between, parse, text
 
@@ -32,8 +32,25 @@ class CoreWeaveInput(SpecModel):
     storageClassName: Annotated[StrictStr, text(1, 253, _DNS_SUBDOMAIN)] = "shared-vast-delete"
 
 
+class ClusterAutoscalerChart(SpecModel):
+    chartRepository: Annotated[StrictStr, text(1, 512, r"^(https|oci)://")] = (
+        "https://kubernetes.github.io/autoscaler"
+    )
+    # Pinned: an unpinned chart would be late-initialised to whatever is newest at install.
+    chartVersion: Annotated[StrictStr, text(5, 32, r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "9.59.0"
+
+
+class CivoInput(SpecModel):
+    # Civo is deprecating flannel; cilium also enforces NetworkPolicies.
+    cni: Literal["flannel", "cilium"] = "cilium"
+    # The serving stack brings its own gateway, so Civo's default Traefik is removed.
+    applications: Annotated[StrictStr, text(0, 1024)] = "-traefik2-nodeport"
+    clusterAutoscaler: ClusterAutoscalerChart = ClusterAutoscalerChart()
+
+
 class StepInput(SpecModel):
     coreweave: CoreWeaveInput = CoreWeaveInput()
+    civo: CivoInput = CivoInput()
 
 
 DEFAULT_INPUT = StepInput()

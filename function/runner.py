@@ -13,6 +13,8 @@ from crossplane.function import logging, resource, response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 
+from function.civo import api as civo_api
+from function.civo.compose import compose as compose_civo
 from function.coreweave import api as coreweave_api
 from function.coreweave.compose import compose as compose_coreweave
 from function.input import StepInput, parse_input
@@ -25,6 +27,9 @@ Core = Callable[[Composite, Observed, Required, StepInput], Outcome]
 CORES: dict[tuple[str, str], Core] = {
     (coreweave_api.API_VERSION, coreweave_api.KIND): lambda xr, obs, req, cfg: compose_coreweave(
         xr, obs, req, cfg.coreweave
+    ),
+    (civo_api.API_VERSION, civo_api.KIND): lambda xr, obs, req, cfg: compose_civo(
+        xr, obs, req, cfg.civo
     ),
 }
 

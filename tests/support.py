@@ -52,6 +52,36 @@ COREWEAVE_XR: dict[str, Any] = {
     },
 }
 
+CIVO_XR: dict[str, Any] = {
+    "apiVersion": "infrastructure.modelplane.ai/v1alpha1",
+    "kind": "CivoCluster",
+    "metadata": {"name": "inference-lon", "namespace": NAMESPACE, "uid": "4b2f0d9e-0000"},
+    "spec": {
+        "region": "LON1",
+        "kubernetesVersion": "1.34.1-k3s1",
+        "credentials": {"name": "civo", "type": "ClusterProviderConfig"},
+        "nodePools": [
+            {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
+            {
+                "name": "l40s",
+                "role": "GPU",
+                "size": "an.g1.l40s.kube.x1",
+                "nodeCount": 1,
+                "minNodeCount": 1,
+                "maxNodeCount": 4,
+                "gpu": {"acceleratorType": "L40S"},
+            },
+            {
+                "name": "a100",
+                "role": "GPU",
+                "size": "g4g.kube.small",
+                "nodeCount": 1,
+                "gpu": {"acceleratorType": "A100"},
+            },
+        ],
+    },
+}
+
 CLUSTER_PROVIDER_CONFIG: dict[str, Any] = {
     "apiVersion": "coreweave.m.crossplane.io/v1beta1",
     "kind": "ClusterProviderConfig",
@@ -83,6 +113,12 @@ def credentials_secret(
 
 def coreweave_xr(**spec: Any) -> dict[str, Any]:
     xr = copy.deepcopy(COREWEAVE_XR)
+    xr["spec"].update(spec)
+    return xr
+
+
+def civo_xr(**spec: Any) -> dict[str, Any]:
+    xr = copy.deepcopy(CIVO_XR)
     xr["spec"].update(spec)
     return xr
 
@@ -172,10 +208,12 @@ class World:
         applied = {}
         for key, body in desired(rsp).items():
             previous = self.observed.get(key, {})
+            # Annotations providers set (the external name) survive the function's apply.
+            annotations = previous.get("metadata", {}).get("annotations", {})
             body["metadata"] = {
                 **body.get("metadata", {}),
                 "namespace": NAMESPACE,
-                "annotations": {"crossplane.io/composition-resource-name": key},
+                "annotations": {**annotations, "crossplane.io/composition-resource-name": key},
             }
             if "status" in previous:
                 body["status"] = previous["status"]

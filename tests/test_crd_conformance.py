@@ -17,6 +17,7 @@ from tests.support import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
     World,
+    civo_xr,
     coreweave_xr,
     credentials_secret,
     desired,
@@ -62,7 +63,29 @@ def lifecycle_outputs() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     return outputs
 
 
-STAGES = lifecycle_outputs()
+def civo_lifecycle_outputs() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    world = World(civo_xr())
+    outputs = []
+
+    def record(stage: str) -> None:
+        rsp = world.reconcile()
+        xr = copy.deepcopy(world.xr)
+        xr["status"] = xr_status(rsp)
+        outputs.append((f"civo-{stage}", desired(rsp), xr))
+
+    record("new")
+    world.ready("civo-cluster", atProvider={"id": "5f0b"})
+    record("cluster-ready")
+    world.observed["nodepool-l40s"]["metadata"]["annotations"]["crossplane.io/external-name"] = "p1"
+    world.ready("nodepool-l40s", atProvider={"id": "p1"})
+    record("converged")
+    del world.xr["spec"]["nodePools"][1]["maxNodeCount"]
+    del world.xr["spec"]["nodePools"][1]["minNodeCount"]
+    record("autoscaling-off")
+    return outputs
+
+
+STAGES = lifecycle_outputs() + civo_lifecycle_outputs()
 
 
 @pytest.mark.parametrize(("stage", "resources", "xr"), STAGES, ids=[s[0] for s in STAGES])
@@ -90,6 +113,12 @@ def test_every_kind_composed_is_checked() -> None:
         ("v1", "Secret"),
         ("kubernetes.m.crossplane.io/v1alpha1", "ProviderConfig"),
         ("kubernetes.m.crossplane.io/v1alpha1", "Object"),
+        ("vpc.civo.m.upbound.io/v1beta1", "Network"),
+        ("vpc.civo.m.upbound.io/v1beta1", "Firewall"),
+        ("kubernetes.civo.m.upbound.io/v1beta1", "Cluster"),
+        ("kubernetes.civo.m.upbound.io/v1beta1", "NodePool"),
+        ("helm.m.crossplane.io/v1beta1", "ProviderConfig"),
+        ("helm.m.crossplane.io/v1beta1", "Release"),
     }
 
 
@@ -103,6 +132,7 @@ def test_validator_would_catch_a_broken_cluster(catalog: CrdCatalog) -> None:
     ]
 
 
-def test_example_xr_validates_against_the_xrd(catalog: CrdCatalog) -> None:
-    xr = yaml.safe_load((ROOT / "examples" / "coreweave" / "xr.yaml").read_text())
+@pytest.mark.parametrize("cloud", ["coreweave", "civo"])
+def test_example_xr_validates_against_the_xrd(catalog: CrdCatalog, cloud: str) -> None:
+    xr = yaml.safe_load((ROOT / "examples" / cloud / "xr.yaml").read_text())
     assert catalog.validate(xr) == []

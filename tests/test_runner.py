@@ -27,19 +27,22 @@ def xr_without(*path: str) -> dict[str, Any]:
         pytest.param(
             fnv1.RunFunctionRequest(),
             'unsupported composite resource "<none>" (<none>); this function composes '
-            "CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1)",
+            "CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), CivoCluster "
+            "(infrastructure.modelplane.ai/v1alpha1)",
             id="no-observed-composite",
         ),
         pytest.param(
             request({**coreweave_xr(), "kind": "AWSCluster"}),
             'unsupported composite resource "AWSCluster" (infrastructure.modelplane.ai/v1alpha1); '
-            "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1)",
+            "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), "
+            "CivoCluster (infrastructure.modelplane.ai/v1alpha1)",
             id="unknown-kind",
         ),
         pytest.param(
             request({**coreweave_xr(), "apiVersion": "infrastructure.modelplane.ai/v2"}),
             'unsupported composite resource "CoreWeaveCluster" (infrastructure.modelplane.ai/v2); '
-            "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1)",
+            "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), "
+            "CivoCluster (infrastructure.modelplane.ai/v1alpha1)",
             id="unknown-version",
         ),
         pytest.param(

@@ -1,0 +1,86 @@
+"""The CivoCluster spec as the XRD defines it, and its validation."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from function.shared.validation import (
+    Credentials,
+    Integer,
+    SpecModel,
+    StrictStr,
+    between,
+    parse,
+    pool_problems,
+    text,
+)
+
+API_VERSION = "infrastructure.modelplane.ai/v1alpha1"
+KIND = "CivoCluster"
+
+# A Civo pool label (^[a-zA-Z0-9-_.]+$) that is also a Kubernetes label value.
+POOL_NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+
+
+class GPU(SpecModel):
+    acceleratorType: Annotated[StrictStr, text(1, 63)]
+
+
+class NodePool(SpecModel):
+    name: Annotated[StrictStr, text(1, 40, POOL_NAME_PATTERN)]
+    role: Literal["System", "GPU"] | None = None
+    size: Annotated[StrictStr, text(1, 63)]
+    nodeCount: Annotated[Integer, between(1, 1000)] = 1
+    minNodeCount: Annotated[Integer, between(1, 1000)] | None = None
+    maxNodeCount: Annotated[Integer, between(1, 1000)] | None = None
+    gpu: GPU | None = None
+
+    @property
+    def min_nodes(self) -> int:
+        return self.minNodeCount if self.minNodeCount is not None else self.nodeCount
+
+
+class CivoClusterSpec(SpecModel):
+    region: Annotated[StrictStr, text(1, 32)]
+    kubernetesVersion: Annotated[StrictStr, text(1, 32)] | None = None
+    credentials: Credentials = Credentials()
+    nodePools: Annotated[list[NodePool], Field(min_length=1, max_length=8)]
+
+    @property
+    def inline_pool(self) -> NodePool:
+        """The first System pool: Civo creates it with the cluster (validation guarantees one)."""
+        return next(p for p in self.nodePools if p.role == "System")
+
+
+def _system_pool_problems(pools: Any) -> list[str]:
+    if not isinstance(pools, list) or not pools:
+        return []
+    systems = [
+        (i, p) for i, p in enumerate(pools) if isinstance(p, dict) and p.get("role") == "System"
+    ]
+    if not systems:
+        return [
+            "spec.nodePools: at least one pool must have role System (the first becomes the "
+            "cluster's inline pool)"
+        ]
+    index, inline = systems[0]
+    if inline.get("maxNodeCount") is not None:
+        return [
+            f"spec.nodePools[{index}].maxNodeCount: the first System pool is the cluster's inline "
+            "pool and cannot autoscale; remove maxNodeCount (and minNodeCount)"
+        ]
+    return []
+
+
+def parse_spec(spec: Any) -> CivoClusterSpec:
+    """The validated spec; SpecProblems lists every bad field otherwise."""
+    pools = spec.get("nodePools") if isinstance(spec, dict) else None
+    return parse(
+        CivoClusterSpec,
+        spec,
+        root="spec",
+        subject=f"{KIND} spec",
+        cross_field=[*pool_problems(pools), *_system_pool_problems(pools)],
+    )

@@ -1,0 +1,415 @@
+"""Compose a CivoCluster: (xr, observed, required, config) -> Outcome. No I/O.
+
+Network and firewall -> the k3s cluster with its inline System pool (writes its kubeconfig to
+a connection Secret) -> (cluster Ready) one NodePool per other pool -> (any pool autoscales and
+its pool ID is known) a provider-helm ProviderConfig on that kubeconfig and the
+cluster-autoscaler Release. Every gate is sticky: once pools exist, a Ready flap drops nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from function.civo.api import CivoClusterSpec, NodePool, parse_spec
+from function.input import CivoInput
+from function.shared.naming import child_name, cloud_name
+from function.shared.observed import Observed, Required, View
+from function.shared.outcome import Composite, Outcome
+from function.shared.readiness import ready_when_exists, ready_when_ready
+from function.shared.resources import keep_live, resource_ref, usage
+from function.shared.validation import SpecProblems
+
+# Composition resource names: a public contract. Renaming one deletes and recreates the
+# resource behind it, so these never change.
+KEY_NETWORK = "network"
+KEY_FIREWALL = "firewall"
+KEY_CLUSTER = "civo-cluster"
+KEY_POOL_PREFIX = "nodepool-"
+KEY_HELM_PROVIDER_CONFIG = "helm-providerconfig"
+KEY_AUTOSCALER = "cluster-autoscaler"
+KEY_USAGE_NETWORK = "usage-network-by-cluster"
+KEY_USAGE_FIREWALL = "usage-firewall-by-cluster"
+# Name part of the cluster's connection Secret; distinct from a CoreWeaveCluster's kubeconfig
+# Secret so two XRs of different kinds and the same name can share a namespace.
+CONNECTION_SECRET_PART = "civo-kubeconfig"  # noqa: S105 - a name, not a secret
+KUBECONFIG_KEY = "kubeconfig"
+
+VPC_API_VERSION = "vpc.civo.m.upbound.io/v1beta1"
+KUBERNETES_API_VERSION = "kubernetes.civo.m.upbound.io/v1beta1"
+HELM_API_VERSION = "helm.m.crossplane.io/v1beta1"
+
+# Civo cluster names are unique per account, at most 63 characters.
+CLOUD_NAME_LIMIT = 63
+# Without LateInitialize Crossplane never copies the autoscaler's node count into forProvider,
+# so it never reverts it (crossplane/upjet#343).
+AUTOSCALED_POLICIES = ["Observe", "Create", "Update", "Delete"]
+FIXED_POLICIES = ["*"]
+# No Delete: deleting the Release must never need the workload cluster, which may be gone
+# already; the release dies with the cluster. See README "Teardown".
+RELEASE_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
+AUTOSCALER_NAMESPACE = "kube-system"
+# The Secret Civo puts in kube-system of every cluster; the chart reads it in place.
+CIVO_API_SECRET = "civo-api-access"  # noqa: S105 - a name, not a secret
+EXTERNAL_NAME = "crossplane.io/external-name"
+
+CONDITION_POOLS = "NodePools"
+CONDITION_AUTOSCALER = "Autoscaler"
+
+LABEL_POOL = "modelplane.ai/pool"
+LABEL_GPU = "modelplane.ai/gpu"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+
+
+def pool_key(pool_name: str) -> str:
+    return KEY_POOL_PREFIX + pool_name
+
+
+def compose(xr: Composite, observed: Observed, required: Required, config: CivoInput) -> Outcome:
+    del required  # Civo publishes its own kubeconfig; nothing needs to be read.
+    try:
+        spec = parse_spec(xr.spec)
+    except SpecProblems as problems:
+        return Outcome.failed(problems.message)
+    return _Composer(xr, spec, observed, config).compose()
+
+
+class _Composer:
+    def __init__(
+        self, xr: Composite, spec: CivoClusterSpec, observed: Observed, config: CivoInput
+    ) -> None:
+        self.xr, self.spec, self.observed, self.config = xr, spec, observed, config
+        self.out = Outcome()
+        self.cloud_name = cloud_name(xr.namespace, xr.name, CLOUD_NAME_LIMIT)
+        self.provider_config_ref = {"kind": spec.credentials.type, "name": spec.credentials.name}
+        self.cluster = observed[KEY_CLUSTER]
+        self.secret_name = self.name(CONNECTION_SECRET_PART)
+
+    def name(self, *parts: str) -> str:
+        return child_name(self.xr.name, *parts)
+
+    def compose(self) -> Outcome:
+        region = self._region()
+        self._network(region)
+        self._firewall(region)
+        inline_name = self._cluster(region)
+        for key, of in ((KEY_USAGE_NETWORK, KEY_NETWORK), (KEY_USAGE_FIREWALL, KEY_FIREWALL)):
+            kind = "Network" if of == KEY_NETWORK else "Firewall"
+            self.out.compose(
+                key,
+                usage(
+                    self.name(key),
+                    of=resource_ref(VPC_API_VERSION, kind, self.name(of)),
+                    by=resource_ref(KUBERNETES_API_VERSION, "Cluster", self.name(KEY_CLUSTER)),
+                ),
+                ready=ready_when_exists(self.observed[key]),
+            )
+        if self.cluster.has("status", "atProvider", "id"):
+            self.out.status["secrets"] = [
+                {"type": "Kubeconfig", "name": self.secret_name, "key": KUBECONFIG_KEY}
+            ]
+        pools = [(i, p) for i, p in enumerate(self.spec.nodePools) if p.name != inline_name]
+        self._pools(region, pools)
+        self._autoscaler([p for _, p in pools if p.maxNodeCount is not None])
+        return self.out
+
+    # --- the cloud resources -------------------------------------------------------------
+
+    def _region(self) -> str:
+        live = self.cluster.string("spec", "forProvider", "region") or self.observed[
+            KEY_NETWORK
+        ].string("spec", "forProvider", "region")
+        return keep_live(
+            self.out,
+            live,
+            self.spec.region,
+            f'spec.region: the Civo cluster and its network stay in "{live}"; a region cannot '
+            f'change on a live cluster. To run in "{self.spec.region}", create a new CivoCluster '
+            "there and move workloads.",
+        )
+
+    def _network(self, region: str) -> None:
+        self.out.compose(
+            KEY_NETWORK,
+            {
+                "apiVersion": VPC_API_VERSION,
+                "kind": "Network",
+                "metadata": {"name": self.name(KEY_NETWORK)},
+                "spec": {
+                    "forProvider": {"label": self.cloud_name, "region": region},
+                    "providerConfigRef": self.provider_config_ref,
+                },
+            },
+            ready=ready_when_ready(self.observed[KEY_NETWORK]),
+        )
+
+    def _firewall(self, region: str) -> None:
+        self.out.compose(
+            KEY_FIREWALL,
+            {
+                "apiVersion": VPC_API_VERSION,
+                "kind": "Firewall",
+                "metadata": {"name": self.name(KEY_FIREWALL)},
+                "spec": {
+                    "forProvider": {
+                        "name": self.cloud_name,
+                        "region": region,
+                        "networkIdRef": {"name": self.name(KEY_NETWORK)},
+                        "createDefaultRules": True,
+                    },
+                    "providerConfigRef": self.provider_config_ref,
+                },
+            },
+            ready=ready_when_ready(self.observed[KEY_FIREWALL]),
+        )
+
+    def _inline_pool(self) -> tuple[dict[str, Any], str]:
+        """The cluster's inline pool and its name: as created once the cluster exists."""
+        wanted_pool = self.spec.inline_pool
+        wanted = {
+            "label": wanted_pool.name,
+            "size": wanted_pool.size,
+            "nodeCount": wanted_pool.nodeCount,
+            "labels": {LABEL_POOL: wanted_pool.name},
+        }
+        applied = self.cluster.get("spec", "forProvider", "pools")
+        if not isinstance(applied, dict) or not isinstance(applied.get("label"), str):
+            return wanted, wanted_pool.name
+        # Only the fields the function sets; the provider may late-initialise others.
+        live = {k: applied[k] for k in wanted if k in applied}
+        name = live["label"]
+        spec_names = [p.name for p in self.spec.nodePools]
+        if name not in spec_names:
+            self.out.warning(
+                f'spec.nodePools: the cluster\'s inline System pool "{name}" is part of the '
+                "cluster and cannot be removed; it stays as it is."
+            )
+        elif live != wanted and name == wanted_pool.name:
+            index = spec_names.index(name)
+            self.out.warning(
+                f'spec.nodePools[{index}]: the inline System pool "{name}" is created with the '
+                "cluster and kept as it is (size "
+                f'"{live.get("size")}", nodeCount {live.get("nodeCount")}); edits to it are not '
+                "applied. For more system capacity, add another System pool."
+            )
+        elif name != wanted_pool.name:
+            self.out.warning(
+                f'spec.nodePools: the cluster\'s inline pool stays "{name}"; the first System '
+                f'pool is now "{wanted_pool.name}", which is added as a separate node pool.'
+            )
+        return live, name
+
+    def _cluster(self, region: str) -> str:
+        """Compose the cluster; the name of its inline pool."""
+        pool, inline_name = self._inline_pool()
+        live_cni = self.cluster.string("spec", "forProvider", "cni")
+        cni = keep_live(
+            self.out,
+            live_cni,
+            self.config.cni,
+            f'input.civo.cni: the cluster keeps CNI "{live_cni}"; Civo cannot change the CNI of '
+            "a live cluster.",
+        )
+        applications = keep_live(
+            self.out,
+            self.cluster.get("spec", "forProvider", "applications")
+            if self.cluster.exists
+            else None,
+            self.config.applications,
+            "input.civo.applications: the cluster keeps the applications it was created with; "
+            "Civo cannot change them on a live cluster.",
+        )
+        for_provider: dict[str, Any] = {
+            "name": self.cloud_name,
+            "region": region,
+            "cni": cni,
+            "networkIdRef": {"name": self.name(KEY_NETWORK)},
+            "firewallIdRef": {"name": self.name(KEY_FIREWALL)},
+            "pools": pool,
+            "writeKubeconfig": True,
+        }
+        if applications:
+            for_provider["applications"] = applications
+        if self.spec.kubernetesVersion is not None:
+            for_provider["kubernetesVersion"] = self.spec.kubernetesVersion
+        self.out.compose(
+            KEY_CLUSTER,
+            {
+                "apiVersion": KUBERNETES_API_VERSION,
+                "kind": "Cluster",
+                "metadata": {"name": self.name(KEY_CLUSTER)},
+                "spec": {
+                    "forProvider": for_provider,
+                    "writeConnectionSecretToRef": {"name": self.secret_name},
+                    "providerConfigRef": self.provider_config_ref,
+                },
+            },
+            ready=ready_when_ready(self.cluster),
+        )
+        return inline_name
+
+    # --- node pools --------------------------------------------------------------------------
+
+    def _pools(self, region: str, pools: list[tuple[int, NodePool]]) -> None:
+        if not pools:
+            return
+        opened = self.cluster.ready or any(self.observed[pool_key(p.name)].exists for _, p in pools)
+        if not opened:
+            why = (
+                f'waiting for Civo cluster "{self.cloud_name}" to become Ready before adding '
+                f"node pools {', '.join(p.name for _, p in pools)}"
+            )
+            self.out.normal(why)
+            self.out.condition(CONDITION_POOLS, False, "WaitingForCluster", why)
+            return
+        for index, pool in pools:
+            self._pool(region, index, pool)
+        self.out.condition(
+            CONDITION_POOLS,
+            True,
+            "Available",
+            f"node pools {', '.join(p.name for _, p in pools)} are composed",
+        )
+
+    def _pool(self, region: str, index: int, pool: NodePool) -> None:
+        key = pool_key(pool.name)
+        observed = self.observed[key]
+        size = keep_live(
+            self.out,
+            observed.string("spec", "forProvider", "size"),
+            pool.size,
+            f'spec.nodePools[{index}].size: node pool "{pool.name}" keeps size '
+            f'"{observed.string("spec", "forProvider", "size")}"; Civo cannot change the size '
+            f'of a live pool. To use "{pool.size}", add a pool under a new name and remove this '
+            "one once it is no longer needed.",
+        )
+        labels = {LABEL_POOL: pool.name}
+        for_provider: dict[str, Any] = {
+            "clusterIdRef": {"name": self.name(KEY_CLUSTER)},
+            "label": pool.name,
+            "region": region,
+            "size": size,
+        }
+        if pool.role == "GPU" and pool.gpu is not None:
+            labels[LABEL_GPU] = pool.gpu.acceleratorType
+            for_provider["taint"] = [GPU_TAINT]
+        for_provider["labels"] = labels
+        spec: dict[str, Any] = {"forProvider": for_provider}
+        if pool.maxNodeCount is not None:
+            # Seeded on create only; from then on the cluster-autoscaler owns the count.
+            spec["initProvider"] = {"nodeCount": pool.nodeCount}
+            spec["managementPolicies"] = AUTOSCALED_POLICIES
+        else:
+            for_provider["nodeCount"] = pool.nodeCount
+            spec["managementPolicies"] = FIXED_POLICIES
+        spec["providerConfigRef"] = self.provider_config_ref
+        self.out.compose(
+            key,
+            {
+                "apiVersion": KUBERNETES_API_VERSION,
+                "kind": "NodePool",
+                "metadata": {"name": self.name("nodepool", pool.name)},
+                "spec": spec,
+            },
+            ready=ready_when_ready(observed),
+        )
+
+    # --- the cluster-autoscaler -------------------------------------------------------------
+
+    def _autoscaler(self, autoscaled: list[NodePool]) -> None:
+        release = self.observed[KEY_AUTOSCALER]
+        if not autoscaled and not release.exists:
+            return
+        if not (self.cluster.ready or release.exists or self._any_pool_observed(autoscaled)):
+            return  # _pools already explains the wait for the cluster
+        groups, pending = [], []
+        for pool in autoscaled:
+            pool_id = _pool_id(self.observed[pool_key(pool.name)])
+            if pool_id is None:
+                pending.append(pool.name)
+            else:
+                groups.append(
+                    {"name": pool_id, "minSize": pool.min_nodes, "maxSize": pool.maxNodeCount}
+                )
+        if pending:
+            why = f"waiting for the Civo pool IDs of autoscaled pools {', '.join(pending)}"
+            self.out.normal(why)
+            self.out.condition(CONDITION_AUTOSCALER, False, "WaitingForPoolIDs", why)
+        elif groups:
+            self.out.condition(
+                CONDITION_AUTOSCALER,
+                True,
+                "Available",
+                f"cluster-autoscaler scales {', '.join(p.name for p in autoscaled)}",
+            )
+        else:
+            self.out.condition(
+                CONDITION_AUTOSCALER,
+                True,
+                "NoAutoscaledPools",
+                "no pool autoscales; the cluster-autoscaler release runs with no node groups",
+            )
+        if not groups and not release.exists:
+            return
+        self._helm_provider_config()
+        self.out.compose(
+            KEY_AUTOSCALER,
+            {
+                "apiVersion": HELM_API_VERSION,
+                "kind": "Release",
+                "metadata": {"name": self.name(KEY_AUTOSCALER)},
+                "spec": {
+                    "forProvider": {
+                        "chart": {
+                            "name": "cluster-autoscaler",
+                            "repository": self.config.clusterAutoscaler.chartRepository,
+                            "version": self.config.clusterAutoscaler.chartVersion,
+                        },
+                        "namespace": AUTOSCALER_NAMESPACE,
+                        "values": {
+                            "cloudProvider": "civo",
+                            "secretKeyRefNameOverride": CIVO_API_SECRET,
+                            # With no groups the chart renders no Deployment: no autoscaler keeps
+                            # acting on stale pools once the last pool stops autoscaling.
+                            "autoscalingGroups": groups,
+                        },
+                    },
+                    "managementPolicies": RELEASE_POLICIES,
+                    "providerConfigRef": {
+                        "kind": "ProviderConfig",
+                        "name": self.name(KEY_HELM_PROVIDER_CONFIG),
+                    },
+                },
+            },
+            ready=ready_when_ready(release),
+        )
+
+    def _any_pool_observed(self, pools: list[NodePool]) -> bool:
+        return any(self.observed[pool_key(p.name)].exists for p in pools)
+
+    def _helm_provider_config(self) -> None:
+        self.out.compose(
+            KEY_HELM_PROVIDER_CONFIG,
+            {
+                "apiVersion": HELM_API_VERSION,
+                "kind": "ProviderConfig",
+                "metadata": {"name": self.name(KEY_HELM_PROVIDER_CONFIG)},
+                "spec": {
+                    "credentials": {
+                        "source": "Secret",
+                        "secretRef": {
+                            "name": self.secret_name,
+                            "namespace": self.xr.namespace,
+                            "key": KUBECONFIG_KEY,
+                        },
+                    }
+                },
+            },
+            ready=ready_when_exists(self.observed[KEY_HELM_PROVIDER_CONFIG]),
+        )
+
+
+def _pool_id(observed: View) -> str | None:
+    """The Civo pool ID, once the pool exists: its external name as the provider recorded it."""
+    if not observed.has("status", "atProvider", "id"):
+        return None
+    return observed.string("metadata", "annotations", EXTERNAL_NAME)

@@ -1,0 +1,361 @@
+"""CivoCluster composition rules, one table per rule, asserting whole objects or exact
+messages."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tests import civo_expected as expected
+from tests.support import civo_xr, conditions, desired, request, results, run
+
+READY = {
+    "conditions": [
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Available",
+            "lastTransitionTime": "2026-11-30T00:00:00Z",
+        }
+    ]
+}
+
+
+def cluster_up(**for_provider: Any) -> dict[str, dict[str, Any]]:
+    cluster = copy.deepcopy(expected.cluster())
+    cluster["spec"]["forProvider"].update(for_provider)
+    cluster["status"] = {**READY, "atProvider": {"id": "5f0b-cluster"}}
+    return {"civo-cluster": cluster}
+
+
+def pool(name: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "size": "g4s.kube.large", **fields}
+
+
+SYSTEM = {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2}
+
+
+def fatal_only(rsp: Any) -> str:
+    assert len(rsp.desired.resources) == 0
+    assert [severity for severity, _ in results(rsp)] == ["Fatal"]
+    return results(rsp)[0][1]
+
+
+@pytest.mark.parametrize(
+    ("pools", "message"),
+    [
+        pytest.param(
+            [pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"})],
+            "invalid CivoCluster spec (1 problem): spec.nodePools: at least one pool must have "
+            "role System (the first becomes the cluster's inline pool)",
+            id="no-system-pool",
+        ),
+        pytest.param(
+            [
+                pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"}),
+                {**SYSTEM, "maxNodeCount": 3},
+            ],
+            "invalid CivoCluster spec (1 problem): spec.nodePools[1].maxNodeCount: the first "
+            "System pool is the cluster's inline pool and cannot autoscale; remove maxNodeCount "
+            "(and minNodeCount)",
+            id="inline-pool-autoscaled",
+        ),
+        pytest.param(
+            [SYSTEM, pool("gpu", role="GPU")],
+            "invalid CivoCluster spec (1 problem): spec.nodePools[1].gpu: required when role is GPU",
+            id="gpu-required",
+        ),
+        pytest.param(
+            [SYSTEM, pool("gpu pool", nodeCount=0, role="CPU")],
+            "invalid CivoCluster spec (3 problems): spec.nodePools[1].name: must match "
+            '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$ (got "gpu pool"); '
+            "spec.nodePools[1].nodeCount: must be at least 1 (got 0); spec.nodePools[1].role: "
+            "must be one of 'System' or 'GPU' (got \"CPU\")",
+            id="name-count-role",
+        ),
+        pytest.param(
+            [SYSTEM, pool("w", minNodeCount=3, maxNodeCount=2), pool("w")],
+            "invalid CivoCluster spec (2 problems): spec.nodePools[1].minNodeCount: must not "
+            'exceed maxNodeCount (3 > 2); spec.nodePools[2].name: duplicate pool name "w" (also '
+            "spec.nodePools[1])",
+            id="bounds-and-duplicates",
+        ),
+    ],
+)
+def test_invalid_spec_is_one_fatal_naming_every_field(
+    pools: list[dict[str, Any]], message: str
+) -> None:
+    assert fatal_only(run(request(civo_xr(nodePools=pools)))) == message
+
+
+def test_region_and_version_errors() -> None:
+    xr = civo_xr(region="", kubernetesVersion="")
+    assert fatal_only(run(request(xr))) == (
+        "invalid CivoCluster spec (2 problems): spec.kubernetesVersion: must not be empty; "
+        "spec.region: must not be empty"
+    )
+
+
+def pool_spec(rsp: Any, name: str) -> dict[str, Any]:
+    return desired(rsp)[f"nodepool-{name}"]["spec"]
+
+
+BASE_FOR_PROVIDER = {"clusterIdRef": {"name": expected.CLUSTER_NAME}, "region": "LON1"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "want"),
+    [
+        pytest.param(
+            pool("workers", nodeCount=3),
+            {
+                "forProvider": {
+                    **BASE_FOR_PROVIDER,
+                    "label": "workers",
+                    "size": "g4s.kube.large",
+                    "labels": {"modelplane.ai/pool": "workers"},
+                    "nodeCount": 3,
+                },
+                "managementPolicies": ["*"],
+            },
+            id="fixed-worker-pool",
+        ),
+        pytest.param(
+            pool("more-system", role="System", nodeCount=1, minNodeCount=1, maxNodeCount=3),
+            {
+                "forProvider": {
+                    **BASE_FOR_PROVIDER,
+                    "label": "more-system",
+                    "size": "g4s.kube.large",
+                    "labels": {"modelplane.ai/pool": "more-system"},
+                },
+                "initProvider": {"nodeCount": 1},
+                "managementPolicies": ["Observe", "Create", "Update", "Delete"],
+            },
+            id="second-system-pool-may-autoscale",
+        ),
+        pytest.param(
+            pool(
+                "h",
+                role="GPU",
+                size="an.g1.l40s.kube.x2",
+                nodeCount=2,
+                maxNodeCount=6,
+                gpu={"acceleratorType": "L40S"},
+            ),
+            {
+                "forProvider": {
+                    **BASE_FOR_PROVIDER,
+                    "label": "h",
+                    "size": "an.g1.l40s.kube.x2",
+                    "taint": [expected.GPU_TAINT],
+                    "labels": {"modelplane.ai/pool": "h", "modelplane.ai/gpu": "L40S"},
+                },
+                "initProvider": {"nodeCount": 2},
+                "managementPolicies": ["Observe", "Create", "Update", "Delete"],
+            },
+            id="autoscaled-gpu-pool",
+        ),
+    ],
+)
+def test_node_pool_shapes(extra: dict[str, Any], want: dict[str, Any]) -> None:
+    rsp = run(request(civo_xr(nodePools=[SYSTEM, extra]), cluster_up()))
+    assert pool_spec(rsp, extra["name"]) == {
+        **want,
+        "providerConfigRef": expected.PROVIDER_CONFIG_REF,
+    }
+
+
+def test_size_of_live_pool_is_kept() -> None:
+    state = cluster_up()
+    state["nodepool-a100"] = copy.deepcopy(expected.A100_POOL)
+    xr = civo_xr()
+    xr["spec"]["nodePools"][2]["size"] = "g4g.kube.large"
+    rsp = run(request(xr, state))
+    assert desired(rsp)["nodepool-a100"] == expected.A100_POOL
+    assert (
+        "Warning",
+        'spec.nodePools[2].size: node pool "a100" keeps size "g4g.kube.small"; Civo cannot '
+        'change the size of a live pool. To use "g4g.kube.large", add a pool under a new name and '
+        "remove this one once it is no longer needed.",
+    ) in results(rsp)
+
+
+def test_region_change_on_live_cluster_keeps_live_region() -> None:
+    rsp = run(request(civo_xr(region="FRA1"), cluster_up()))
+    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert desired(rsp)["network"] == expected.NETWORK
+    assert results(rsp)[0] == (
+        "Warning",
+        'spec.region: the Civo cluster and its network stay in "LON1"; a region cannot change on '
+        'a live cluster. To run in "FRA1", create a new CivoCluster there and move workloads.',
+    )
+
+
+FLANNEL_INPUT = {"civo": {"cni": "flannel", "applications": "-traefik2-nodeport,-metrics-server"}}
+
+
+def test_step_input_shapes_a_new_cluster() -> None:
+    rsp = run(request(civo_xr(), None, None, FLANNEL_INPUT))
+    for_provider = desired(rsp)["civo-cluster"]["spec"]["forProvider"]
+    assert (for_provider["cni"], for_provider["applications"]) == (
+        "flannel",
+        "-traefik2-nodeport,-metrics-server",
+    )
+
+
+def test_live_cluster_keeps_cni_and_applications() -> None:
+    rsp = run(request(civo_xr(), cluster_up(), None, FLANNEL_INPUT))
+    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert results(rsp)[:2] == [
+        (
+            "Warning",
+            'input.civo.cni: the cluster keeps CNI "cilium"; Civo cannot change the CNI of a live '
+            "cluster.",
+        ),
+        (
+            "Warning",
+            "input.civo.applications: the cluster keeps the applications it was created with; "
+            "Civo cannot change them on a live cluster.",
+        ),
+    ]
+
+
+def test_unset_kubernetes_version_is_left_to_civo() -> None:
+    xr = civo_xr()
+    del xr["spec"]["kubernetesVersion"]
+    rsp = run(request(xr))
+    assert "kubernetesVersion" not in desired(rsp)["civo-cluster"]["spec"]["forProvider"]
+
+
+def test_late_initialised_inline_pool_fields_are_not_an_edit() -> None:
+    state = cluster_up(pools={**expected.INLINE_POOL, "publicIpNodePool": False, "taint": []})
+    rsp = run(request(civo_xr(), state))
+    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert not [r for r in results(rsp) if r[0] == "Warning"]
+
+
+def test_inline_pool_removed_from_spec_stays_with_the_cluster() -> None:
+    pools = [
+        {"name": "core", "role": "System", "size": "g4s.kube.large", "nodeCount": 1},
+        {
+            "name": "a100",
+            "role": "GPU",
+            "size": "g4g.kube.small",
+            "gpu": {"acceleratorType": "A100"},
+        },
+    ]
+    rsp = run(request(civo_xr(nodePools=pools), cluster_up()))
+    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert "nodepool-core" in desired(rsp), "the new first System pool is a separate node pool"
+    assert results(rsp)[0] == (
+        "Warning",
+        'spec.nodePools: the cluster\'s inline System pool "system" is part of the cluster and '
+        "cannot be removed; it stays as it is.",
+    )
+
+
+def observed_pool(name: str, pool_id: str | None, created: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
+        "kind": "NodePool",
+        "metadata": {"name": name, "annotations": {}},
+        "spec": {"forProvider": {"size": "g4s.kube.large"}},
+    }
+    if pool_id is not None:
+        body["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
+    if created:
+        body["status"] = {**READY, "atProvider": {"id": pool_id}}
+    return body
+
+
+AUTOSCALED = [
+    SYSTEM,
+    pool("a", minNodeCount=2, maxNodeCount=5, nodeCount=2),
+    pool("b", nodeCount=3, maxNodeCount=9),
+]
+
+
+@pytest.mark.parametrize(
+    ("observed_pools", "groups", "message"),
+    [
+        pytest.param(
+            {"a": ("id-a", True), "b": ("id-b", True)},
+            [
+                {"name": "id-a", "minSize": 2, "maxSize": 5},
+                {"name": "id-b", "minSize": 3, "maxSize": 9},
+            ],
+            None,
+            id="every-pool-id-known",
+        ),
+        pytest.param(
+            {"a": ("id-a", True), "b": ("b", False)},
+            [{"name": "id-a", "minSize": 2, "maxSize": 5}],
+            "waiting for the Civo pool IDs of autoscaled pools b",
+            id="external-name-before-creation-is-not-a-pool-id",
+        ),
+        pytest.param(
+            {},
+            None,
+            "waiting for the Civo pool IDs of autoscaled pools a, b",
+            id="no-release-before-any-pool-id",
+        ),
+    ],
+)
+def test_autoscaler_groups_come_from_observed_pool_ids(
+    observed_pools: dict[str, tuple[str, bool]],
+    groups: list[dict[str, Any]] | None,
+    message: str | None,
+) -> None:
+    state = cluster_up()
+    for name, (pool_id, created) in observed_pools.items():
+        state[f"nodepool-{name}"] = observed_pool(name, pool_id, created)
+    rsp = run(request(civo_xr(nodePools=AUTOSCALED), state))
+    composed = desired(rsp)
+    if groups is None:
+        assert "cluster-autoscaler" not in composed
+        assert "helm-providerconfig" not in composed
+    else:
+        assert composed["cluster-autoscaler"] == expected.autoscaler(groups)
+        assert composed["helm-providerconfig"] == expected.HELM_PROVIDER_CONFIG
+    assert [m for s, m in results(rsp) if s == "Normal"] == ([message] if message else [])
+
+
+def test_invalid_step_input_is_fatal() -> None:
+    rsp = run(
+        request(
+            civo_xr(),
+            None,
+            None,
+            {"civo": {"cni": "calico", "clusterAutoscaler": {"chartVersion": "latest"}}},
+        )
+    )
+    assert fatal_only(rsp) == (
+        "invalid function input (2 problems): input.civo.clusterAutoscaler.chartVersion: must "
+        'match ^[0-9]+\\.[0-9]+\\.[0-9]+$ (got "latest"); input.civo.cni: must be one of '
+        "'flannel' or 'cilium' (got \"calico\")"
+    )
+
+
+def test_composed_resource_names_are_stable() -> None:
+    state = cluster_up()
+    state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", True)
+    rsp = run(request(civo_xr(), state))
+    names = {key: body["metadata"]["name"] for key, body in desired(rsp).items()}
+    assert names == {
+        "network": "inference-lon-network-5c63f",
+        "firewall": "inference-lon-firewall-856e2",
+        "civo-cluster": "inference-lon-civo-cluster-54768",
+        "usage-network-by-cluster": "inference-lon-usage-network-by-cluster-061b4",
+        "usage-firewall-by-cluster": "inference-lon-usage-firewall-by-cluster-3ea69",
+        "nodepool-l40s": "inference-lon-nodepool-l40s-33090",
+        "nodepool-a100": "inference-lon-nodepool-a100-0193a",
+        "helm-providerconfig": "inference-lon-helm-providerconfig-578d2",
+        "cluster-autoscaler": "inference-lon-cluster-autoscaler-5dfa4",
+    }
+    assert desired(rsp)["civo-cluster"]["spec"]["writeConnectionSecretToRef"] == {
+        "name": "inference-lon-civo-kubeconfig-e024f"
+    }
+    assert conditions(rsp)["NodePools"][0] == "True"
