@@ -130,5 +130,55 @@ def coreweave() -> None:
     )
 
 
+def civo() -> None:
+    base = EXAMPLES / "civo"
+    world = World(load_all(base / "xr.yaml")[0])
+    write("civo", "new", {}, "the XR was just created; nothing is observed yet.")
+
+    world.reconcile()
+    world.ready("network", atProvider={"id": "1d3e5a7c-net", "label": "inference-lon-34d99"})
+    world.ready("firewall", atProvider={"id": "8c2a4e6f-fw"})
+    world.ready(
+        "civo-cluster",
+        atProvider={
+            "id": "5f0b2d4e-cluster",
+            "apiEndpoint": "https://74.220.17.2:6443",
+            "status": "ACTIVE",
+            "ready": True,
+        },
+    )
+    for key in ("usage-network-by-cluster", "usage-firewall-by-cluster"):
+        world.ready(key)
+    write(
+        "civo",
+        "cluster-ready",
+        world.observed,
+        "network, firewall and cluster Ready; the kubeconfig Secret is written.",
+    )
+
+    world.reconcile()
+    pool_ids = {"nodepool-l40s": "a7c1e0f2-l40s", "nodepool-a100": "b9d4c3e1-a100"}
+    for key, pool_id in pool_ids.items():
+        world.observed[key]["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
+        world.ready(
+            key, atProvider={"id": pool_id, "nodeCount": 3 if key == "nodepool-l40s" else 1}
+        )
+    world.reconcile()
+    world.ready("cluster-autoscaler", atProvider={"state": "deployed", "revision": 1})
+    world.observed["helm-providerconfig"]["status"] = {}
+    write(
+        "civo",
+        "converged",
+        world.observed,
+        "everything Ready; pool IDs observed; the autoscaler grew l40s to 3 nodes.",
+    )
+
+    world.ready(
+        "civo-cluster", ready=False, atProvider={"id": "5f0b2d4e-cluster", "status": "UPGRADING"}
+    )
+    write("civo", "ready-flap", world.observed, "fault: the cluster lost Ready during an upgrade.")
+
+
 if __name__ == "__main__":
     coreweave()
+    civo()

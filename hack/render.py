@@ -28,7 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
 # Composition of each example folder.
-COMPOSITIONS = {"coreweave": ROOT / "apis" / "coreweaveclusters" / "composition.yaml"}
+COMPOSITIONS = {
+    "coreweave": ROOT / "apis" / "coreweaveclusters" / "composition.yaml",
+    "civo": ROOT / "apis" / "civoclusters" / "composition.yaml",
+}
 # Stages in lifecycle order; each has examples/<cloud>/observed/<stage>.yaml.
 STAGES = ("new", "cluster-ready", "converged", "ready-flap")
 # beta validate always adds the Crossplane image as a dependency; an existing cache directory
@@ -97,9 +100,10 @@ def render(crank: str, cloud: str, stage: str, port: int, tmp: Path, *, results:
         str(COMPOSITIONS[cloud]),
         str(functions),
         "--include-full-xr",
-        f"--required-resources={folder / 'required'}",
         "--timeout=30s",
     ]
+    if (folder / "required").is_dir():
+        command.append(f"--required-resources={folder / 'required'}")
     observed = folder / "observed" / f"{stage}.yaml"
     if has_documents(observed):
         command.append(f"--observed-resources={observed}")
