@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from function.shared.validation import (
+    GPU,
     Credentials,
     Integer,
     SpecModel,
@@ -22,10 +23,6 @@ KIND = "CivoCluster"
 
 # A Civo pool label (^[a-zA-Z0-9-_.]+$) that is also a Kubernetes label value.
 POOL_NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-
-
-class GPU(SpecModel):
-    acceleratorType: Annotated[StrictStr, text(1, 63)]
 
 
 class NodePool(SpecModel):

@@ -12,11 +12,11 @@ from typing import Any
 
 from function.civo.api import CivoClusterSpec, NodePool, parse_spec
 from function.input import CivoInput
-from function.shared.naming import child_name, cloud_name
+from function.shared.composer import Composer
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
 from function.shared.readiness import ready_when_exists, ready_when_ready
-from function.shared.resources import keep_live, resource_ref, usage
+from function.shared.resources import keep_live
 from function.shared.validation import SpecProblems
 
 # Composition resource names: a public contract. Renaming one deletes and recreates the
@@ -73,36 +73,29 @@ def compose(xr: Composite, observed: Observed, required: Required, config: CivoI
     return _Composer(xr, spec, observed, config).compose()
 
 
-class _Composer:
+class _Composer(Composer):
+    cloud_name_limit = CLOUD_NAME_LIMIT
+
     def __init__(
         self, xr: Composite, spec: CivoClusterSpec, observed: Observed, config: CivoInput
     ) -> None:
-        self.xr, self.spec, self.observed, self.config = xr, spec, observed, config
-        self.out = Outcome()
-        self.cloud_name = cloud_name(xr.namespace, xr.name, CLOUD_NAME_LIMIT)
-        self.provider_config_ref = {"kind": spec.credentials.type, "name": spec.credentials.name}
+        super().__init__(xr, spec.credentials, observed)
+        self.spec, self.config = spec, config
         self.cluster = observed[KEY_CLUSTER]
         self.secret_name = self.name(CONNECTION_SECRET_PART)
-
-    def name(self, *parts: str) -> str:
-        return child_name(self.xr.name, *parts)
 
     def compose(self) -> Outcome:
         region = self._region()
         self._network(region)
         self._firewall(region)
         inline_name = self._cluster(region)
-        for key, of in ((KEY_USAGE_NETWORK, KEY_NETWORK), (KEY_USAGE_FIREWALL, KEY_FIREWALL)):
-            kind = "Network" if of == KEY_NETWORK else "Firewall"
-            self.out.compose(
-                key,
-                usage(
-                    self.name(key),
-                    of=resource_ref(VPC_API_VERSION, kind, self.name(of)),
-                    by=resource_ref(KUBERNETES_API_VERSION, "Cluster", self.name(KEY_CLUSTER)),
-                ),
-                ready=ready_when_exists(self.observed[key]),
-            )
+        cluster_ref = (KUBERNETES_API_VERSION, "Cluster", KEY_CLUSTER)
+        self.compose_usage(
+            KEY_USAGE_NETWORK, of=(VPC_API_VERSION, "Network", KEY_NETWORK), by=cluster_ref
+        )
+        self.compose_usage(
+            KEY_USAGE_FIREWALL, of=(VPC_API_VERSION, "Firewall", KEY_FIREWALL), by=cluster_ref
+        )
         if self.cluster.has("status", "atProvider", "id"):
             self.out.status["secrets"] = [
                 {"type": "Kubeconfig", "name": self.secret_name, "key": KUBECONFIG_KEY}

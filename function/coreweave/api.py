@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from function.shared.validation import (
+    GPU,
     Credentials,
     Integer,
     SpecModel,
@@ -24,10 +25,6 @@ KIND = "CoreWeaveCluster"
 POOL_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 # The in-cluster name of the CPU pool the function adds; a user pool may not take it.
 SYSTEM_POOL_NAME = "modelplane-system"
-
-
-class GPU(SpecModel):
-    acceleratorType: Annotated[StrictStr, text(1, 63)]
 
 
 class NodePool(SpecModel):

@@ -20,11 +20,11 @@ from function.coreweave.api import (
     parse_spec,
 )
 from function.input import CoreWeaveInput
-from function.shared.naming import child_name, cloud_name
+from function.shared.composer import Composer
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
 from function.shared.readiness import ready_when_exists, ready_when_ready
-from function.shared.resources import keep_live, resource_ref, usage
+from function.shared.resources import keep_live
 from function.shared.validation import SpecProblems
 
 # Composition resource names: a public contract. Renaming one deletes and recreates the
@@ -85,7 +85,9 @@ def compose(
     return _Composer(xr, spec, observed, required, config).compose()
 
 
-class _Composer:
+class _Composer(Composer):
+    cloud_name_limit = CLOUD_NAME_LIMIT
+
     def __init__(
         self,
         xr: Composite,
@@ -94,20 +96,16 @@ class _Composer:
         required: Required,
         config: CoreWeaveInput,
     ) -> None:
-        self.xr, self.spec, self.observed, self.required = xr, spec, observed, required
-        self.config = config
-        self.out = Outcome()
-        self.cloud_name = cloud_name(xr.namespace, xr.name, CLOUD_NAME_LIMIT)
-        self.provider_config_ref = {"kind": spec.credentials.type, "name": spec.credentials.name}
-
-    def name(self, *parts: str) -> str:
-        return child_name(self.xr.name, *parts)
+        super().__init__(xr, spec.credentials, observed)
+        self.spec, self.required, self.config = spec, required, config
 
     def compose(self) -> Outcome:
         zone = self._zone()
         self._vpc(zone)
         self._cluster(zone)
-        self._usage(KEY_USAGE_VPC, of=(VPC_API_VERSION, "VPC", KEY_VPC), by=self._cluster_ref())
+        self.compose_usage(
+            KEY_USAGE_VPC, of=(VPC_API_VERSION, "VPC", KEY_VPC), by=self._cluster_ref()
+        )
         secret_name = self._kubeconfig()
         if secret_name is None:
             self.out.condition(
@@ -122,8 +120,8 @@ class _Composer:
         ]
         self._provider_config(secret_name)
         pc_ref = (OBJECT_API_VERSION, "ProviderConfig", KEY_PROVIDER_CONFIG)
-        self._usage(KEY_USAGE_KUBECONFIG, of=("v1", "Secret", KEY_KUBECONFIG), by=pc_ref)
-        self._usage(KEY_USAGE_CLUSTER, of=self._cluster_ref(), by=pc_ref)
+        self.compose_usage(KEY_USAGE_KUBECONFIG, of=("v1", "Secret", KEY_KUBECONFIG), by=pc_ref)
+        self.compose_usage(KEY_USAGE_CLUSTER, of=self._cluster_ref(), by=pc_ref)
         self._system_pool()
         for index, pool in enumerate(self.spec.nodePools):
             self._user_pool(index, pool)
@@ -275,15 +273,6 @@ class _Composer:
                 },
             },
             ready=ready_when_exists(self.observed[KEY_PROVIDER_CONFIG]),
-        )
-
-    def _usage(self, key: str, *, of: tuple[str, str, str], by: tuple[str, str, str]) -> None:
-        of_ref = resource_ref(of[0], of[1], self.name(of[2]))
-        by_ref = resource_ref(by[0], by[1], self.name(by[2]))
-        self.out.compose(
-            key,
-            usage(self.name(key), of=of_ref, by=by_ref),
-            ready=ready_when_exists(self.observed[key]),
         )
 
     # --- inside the cluster ----------------------------------------------------------------

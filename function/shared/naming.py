@@ -3,18 +3,26 @@ delete and recreate the real resource behind it."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
 from crossplane.function.resource import child_name
 
-__all__ = ["child_name", "cloud_name"]
-
 _NOT_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
 # Five hex digits, as child_name uses: one in a million collision odds among same-prefix names.
 _HASH_CHARS = 5
+# Names are recomputed on every reconcile of every XR; a few thousand XRs' names fit.
+_CACHED_NAMES = 16384
 
 
+@functools.lru_cache(maxsize=_CACHED_NAMES)
+def composed_name(xr_name: str, *parts: str) -> str:
+    """metadata.name of a composed resource: the SDK's child_name, at most 63 characters."""
+    return child_name(xr_name, *parts)
+
+
+@functools.lru_cache(maxsize=_CACHED_NAMES)
 def cloud_name(namespace: str, name: str, limit: int) -> str:
     """A name for the cloud provider's own API, unique per XR namespace/name, at most limit chars.
 

@@ -53,6 +53,10 @@ class SpecModel(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="ignore", frozen=True)
 
 
+class GPU(SpecModel):
+    acceleratorType: Annotated[StrictStr, text(1, 63)]
+
+
 class Credentials(SpecModel):
     name: Annotated[StrictStr, text(1, 253)] = "default"
     type: Literal["ProviderConfig", "ClusterProviderConfig"] = "ClusterProviderConfig"
