@@ -44,3 +44,9 @@ render-check: $(STAMP) crank
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .xpcache
+
+.PHONY: bench
+
+## bench: converged 8-pool XRs vs no-op and replay floors: latency, throughput, CPU, RSS, cold start -> bench/results.md
+bench: $(STAMP)
+	$(BIN)/python hack/bench.py
