@@ -5,9 +5,19 @@ Every field has a default, so a Composition may omit the input entirely.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from function.shared.validation import Integer, SpecModel, StrictStr, between, parse, text
+from function.shared.cache import ParseCache
+from function.shared.validation import (
+    Integer,
+    SpecModel,
+    SpecProblems,
+    StrictStr,
+    between,
+    parse,
+    text,
+)
 
 _CIDR = r"^([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}$"
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -62,3 +72,12 @@ def parse_input(data: dict[str, Any] | None) -> StepInput:
         return DEFAULT_INPUT
     fields = {k: v for k, v in data.items() if k not in ("apiVersion", "kind", "metadata")}
     return parse(StepInput, fields, root="input", subject="function input")
+
+
+# A Composition's input is the same on every call; distinct inputs are few.
+_PARSED: ParseCache[StepInput] = ParseCache(64, SpecProblems)
+
+
+def cached_input(key: bytes, load: Callable[[], dict[str, Any] | None]) -> StepInput:
+    """parse_input of the input whose serialized form is key, parsed once per distinct input."""
+    return _PARSED.parse(key, load, parse_input)

@@ -7,6 +7,7 @@ never a gRPC error: Crossplane then reports it on the XR and applies nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import grpc
 from crossplane.function import logging, resource, response
@@ -17,8 +18,9 @@ from function.civo import api as civo_api
 from function.civo.compose import compose as compose_civo
 from function.coreweave import api as coreweave_api
 from function.coreweave.compose import compose as compose_coreweave
-from function.input import StepInput, parse_input
-from function.shared.observed import Observed, Required, View
+from function.input import DEFAULT_INPUT, StepInput, cached_input
+from function.shared.cache import LRU, content_key
+from function.shared.observed import Observed, Required, View, struct_to_python
 from function.shared.outcome import Composite, Outcome, Severity
 from function.shared.validation import SpecProblems
 
@@ -90,11 +92,34 @@ def run(req: fnv1.RunFunctionRequest) -> Outcome:
         ]
         return Outcome.failed(SpecProblems(kind, missing).message)
     try:
-        config = parse_input(resource.struct_to_dict(req.input) if req.HasField("input") else None)
+        config = (
+            cached_input(
+                req.input.SerializeToString(deterministic=True), lambda: struct_to_python(req.input)
+            )
+            if req.HasField("input")
+            else DEFAULT_INPUT
+        )
     except SpecProblems as problems:
         return Outcome.failed(problems.message)
-    spec = observed_xr.get("spec")
-    composite = Composite(api_version, kind, name, namespace, spec)
+    spec_value = req.observed.composite.resource.fields.get("spec")
+    spec_key = None
+    if spec_value is not None and spec_value.HasField("struct_value"):
+        spec_struct = spec_value.struct_value
+        # Exact and cheap (C code): equal bytes are an equal spec, so a validated spec is reused.
+        spec_key = spec_struct.SerializeToString(deterministic=True)
+
+        def load_spec() -> Any:
+            # spec.crossplane (composition and resource refs) is Crossplane's; no core reads it.
+            return struct_to_python(spec_struct, exclude="crossplane")
+
+    else:
+
+        def load_spec() -> Any:
+            return observed_xr.get("spec")
+
+    composite = Composite(
+        api_version, kind, name, namespace, load_spec=load_spec, spec_key=spec_key
+    )
     observed = Observed({k: r.resource for k, r in req.observed.resources.items()})
     required: dict[str, list[View] | None] = {
         k: [View(item.resource) for item in r.items] for k, r in req.required_resources.items()
@@ -109,7 +134,7 @@ def write(outcome: Outcome, rsp: fnv1.RunFunctionResponse) -> None:
         return
     for key, desired in outcome.resources.items():
         target = rsp.desired.resources[key]
-        resource.update(target, desired.resource)
+        _encode(target, desired.resource)
         target.ready = fnv1.READY_TRUE if desired.ready else fnv1.READY_FALSE
     for result in outcome.results:
         _REPORT[result.severity](rsp, result.message)
@@ -125,3 +150,19 @@ def write(outcome: Outcome, rsp: fnv1.RunFunctionResponse) -> None:
         )
     if outcome.status:
         resource.update_status(rsp.desired.composite, outcome.status)
+
+
+# Encoded desired objects: a converged XR composes the same objects on every reconcile, and
+# converting a dict to a Struct in Python costs more than composing it. About 20 objects per XR.
+_ENCODED: LRU[bytes] = LRU(4096)
+
+
+def _encode(target: fnv1.Resource, body: dict[str, Any]) -> None:
+    key = content_key(body)
+    encoded = _ENCODED.get(key) if key is not None else None
+    if encoded is None:
+        resource.update(target, body)
+        if key is not None:
+            _ENCODED.put(key, target.resource.SerializeToString())
+    else:
+        target.resource.MergeFromString(encoded)

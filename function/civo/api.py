@@ -6,11 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from function.shared.cache import ParseCache, content_key
+from function.shared.outcome import Composite
 from function.shared.validation import (
     GPU,
+    SPEC_CACHE_SIZE,
     Credentials,
     Integer,
     SpecModel,
+    SpecProblems,
     StrictStr,
     between,
     parse,
@@ -81,3 +85,12 @@ def parse_spec(spec: Any) -> CivoClusterSpec:
         subject=f"{KIND} spec",
         cross_field=[*pool_problems(pools), *_system_pool_problems(pools)],
     )
+
+
+_VALIDATED: ParseCache[CivoClusterSpec] = ParseCache(SPEC_CACHE_SIZE, SpecProblems)
+
+
+def validated_spec(xr: Composite) -> CivoClusterSpec:
+    """The XR's spec, validated once per distinct content; SpecProblems otherwise."""
+    key = xr.spec_key if xr.spec_key is not None else content_key(xr.spec)
+    return _VALIDATED.parse(key, lambda: xr.spec, parse_spec)

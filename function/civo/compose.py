@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from function.civo.api import CivoClusterSpec, NodePool, parse_spec
+from function.civo.api import CivoClusterSpec, NodePool, validated_spec
 from function.input import CivoInput
 from function.shared.composer import Composer
 from function.shared.observed import Observed, Required, View
@@ -67,7 +67,7 @@ def pool_key(pool_name: str) -> str:
 def compose(xr: Composite, observed: Observed, required: Required, config: CivoInput) -> Outcome:
     del required  # Civo publishes its own kubeconfig; nothing needs to be read.
     try:
-        spec = parse_spec(xr.spec)
+        spec = validated_spec(xr)
     except SpecProblems as problems:
         return Outcome.failed(problems.message)
     return _Composer(xr, spec, observed, config).compose()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import json
 
 from function.shared.observed import Required, View
@@ -94,6 +95,12 @@ def _token_from_secret(secret: View, key: str) -> str | None:
     encoded = secret.string("data", key)
     if encoded is None:
         return None
+    return _decode_token(encoded)
+
+
+@functools.lru_cache(maxsize=256)
+def _decode_token(encoded: str) -> str | None:
+    """The token in base64 JSON {"token": ...}; decoded once per distinct Secret content."""
     try:
         document = json.loads(base64.b64decode(encoded, validate=True))
     except (binascii.Error, ValueError):

@@ -6,11 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
+from function.shared.cache import ParseCache, content_key
+from function.shared.outcome import Composite
 from function.shared.validation import (
     GPU,
+    SPEC_CACHE_SIZE,
     Credentials,
     Integer,
     SpecModel,
+    SpecProblems,
     StrictStr,
     between,
     parse,
@@ -73,3 +77,12 @@ def parse_spec(spec: Any) -> CoreWeaveClusterSpec:
         subject=f"{KIND} spec",
         cross_field=[*pool_problems(pools), *_reserved_names(pools)],
     )
+
+
+_VALIDATED: ParseCache[CoreWeaveClusterSpec] = ParseCache(SPEC_CACHE_SIZE, SpecProblems)
+
+
+def validated_spec(xr: Composite) -> CoreWeaveClusterSpec:
+    """The XR's spec, validated once per distinct content; SpecProblems otherwise."""
+    key = xr.spec_key if xr.spec_key is not None else content_key(xr.spec)
+    return _VALIDATED.parse(key, lambda: xr.spec, parse_spec)

@@ -17,7 +17,7 @@ from function.coreweave.api import (
     SYSTEM_POOL_NAME,
     CoreWeaveClusterSpec,
     NodePool,
-    parse_spec,
+    validated_spec,
 )
 from function.input import CoreWeaveInput
 from function.shared.composer import Composer
@@ -79,7 +79,7 @@ def compose(
     xr: Composite, observed: Observed, required: Required, config: CoreWeaveInput
 ) -> Outcome:
     try:
-        spec = parse_spec(xr.spec)
+        spec = validated_spec(xr)
     except SpecProblems as problems:
         return Outcome.failed(problems.message)
     return _Composer(xr, spec, observed, required, config).compose()

@@ -9,13 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from google.protobuf import json_format
 from google.protobuf import struct_pb2 as structpb
 
+from function.shared.cache import LRU
+
 _MISSING = object()
+# Observed subtrees a converged XR re-reads on every reconcile (a live StorageClass, VPC
+# prefixes), as plain Python, by their exact serialized content.
+_PLAIN: LRU[Any] = LRU(2048)
 
 
 def _to_python(value: structpb.Value) -> Any:
+    """Plain Python for a Struct Value, walking only the subtree asked for."""
     kind = value.WhichOneof("kind")
     if kind == "string_value":
         return value.string_value
@@ -26,21 +31,15 @@ def _to_python(value: structpb.Value) -> Any:
     if kind == "bool_value":
         return value.bool_value
     if kind == "struct_value":
-        return _normalise(json_format.MessageToDict(value.struct_value))
+        return struct_to_python(value.struct_value)
     if kind == "list_value":
-        return _normalise(json_format.MessageToDict(value.list_value))
+        return [_to_python(item) for item in value.list_value.values]
     return None
 
 
-def _normalise(data: Any) -> Any:
-    """Turn the floats MessageToDict produces for whole numbers back into ints."""
-    if isinstance(data, float) and data.is_integer():
-        return int(data)
-    if isinstance(data, dict):
-        return {k: _normalise(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_normalise(v) for v in data]
-    return data
+def struct_to_python(struct: structpb.Struct, exclude: str | None = None) -> dict[str, Any]:
+    """A Struct as a dict (optionally without one top-level key), numbers as ints where whole."""
+    return {k: _to_python(v) for k, v in struct.fields.items() if k != exclude}
 
 
 class View:
@@ -64,33 +63,44 @@ class View:
         return self._struct is not None
 
     def _value(self, path: tuple[str | int, ...]) -> structpb.Value | object:
-        if self._struct is None or not path:
+        struct = self._struct
+        if struct is None or not path:
             return _MISSING
-        first = path[0]
-        if not isinstance(first, str) or first not in self._struct.fields:
-            return _MISSING
-        value: structpb.Value = self._struct.fields[first]
-        for step in path[1:]:
-            kind = value.WhichOneof("kind")
-            if isinstance(step, str) and kind == "struct_value":
-                fields = value.struct_value.fields
-                if step not in fields:
+        value: structpb.Value | None = None
+        for step in path:
+            if isinstance(step, str):
+                if value is not None:
+                    if not value.HasField("struct_value"):
+                        return _MISSING
+                    struct = value.struct_value
+                # .get, never []: indexing a protobuf map inserts the missing key.
+                value = struct.fields.get(step)
+                if value is None:
                     return _MISSING
-                value = fields[step]
-            elif isinstance(step, int) and kind == "list_value":
+            else:
+                if value is None or not value.HasField("list_value"):
+                    return _MISSING
                 values = value.list_value.values
                 if not -len(values) <= step < len(values):
                     return _MISSING
                 value = values[step]
-            else:
-                return _MISSING
         return value
 
     def get(self, *path: str | int, default: Any = None) -> Any:
-        """The value at path as plain Python (dicts, lists, str, int, float, bool), or default."""
+        """The value at path as plain Python (dicts, lists, str, int, float, bool), or default.
+
+        Objects and lists come from a cache shared between calls: treat them as read-only.
+        """
         value = self._value(path)
         if not isinstance(value, structpb.Value):
             return default
+        if value.HasField("struct_value") or value.HasField("list_value"):
+            key = value.SerializeToString(deterministic=True)
+            result = _PLAIN.get(key)
+            if result is None:
+                result = _to_python(value)
+                _PLAIN.put(key, result)
+            return result
         result = _to_python(value)
         return default if result is None else result
 
@@ -120,10 +130,19 @@ class View:
 
     def condition_status(self, condition_type: str) -> str:
         """status of the named condition: "True", "False" or "Unknown" when absent or garbled."""
-        for condition in self.items("status", "conditions"):
-            if condition.string("type") == condition_type:
-                status = condition.string("status")
-                return status if status in ("True", "False") else "Unknown"
+        conditions = self._value(("status", "conditions"))
+        if not isinstance(conditions, structpb.Value) or not conditions.HasField("list_value"):
+            return "Unknown"
+        for item in conditions.list_value.values:
+            if not item.HasField("struct_value"):
+                continue
+            fields = item.struct_value.fields
+            kind = fields.get("type")
+            if kind is None or kind.string_value != condition_type:
+                continue
+            status = fields.get("status")
+            value = status.string_value if status is not None else ""
+            return value if value in ("True", "False") else "Unknown"
         return "Unknown"
 
     @property

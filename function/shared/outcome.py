@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Callable
 from typing import Any
 
 from crossplane.function.resource import Condition
@@ -73,12 +74,31 @@ class Outcome:
         return cls(results=[Result(Severity.FATAL, message)])
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
 class Composite:
-    """The observed XR as the cores need it: identity and the raw spec (validated by the core)."""
+    """The observed XR as the cores need it: identity and the raw spec (validated by the core).
 
-    api_version: str
-    kind: str
-    name: str
-    namespace: str
-    spec: Any
+    The spec is converted from the request only when a core asks for it; spec_key, when the
+    servicer supplies one, identifies its content exactly so a validated spec can be reused.
+    """
+
+    __slots__ = ("_load_spec", "_spec", "api_version", "kind", "name", "namespace", "spec_key")
+
+    def __init__(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str,
+        spec: Any = None,
+        *,
+        load_spec: Callable[[], Any] | None = None,
+        spec_key: bytes | None = None,
+    ) -> None:
+        self.api_version, self.kind, self.name, self.namespace = api_version, kind, name, namespace
+        self._spec, self._load_spec, self.spec_key = spec, load_spec, spec_key
+
+    @property
+    def spec(self) -> Any:
+        if self._load_spec is not None:
+            self._spec, self._load_spec = self._load_spec(), None
+        return self._spec

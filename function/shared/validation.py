@@ -16,6 +16,9 @@ from pydantic import BeforeValidator, Field, StringConstraints
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
+# Validated specs kept per parser: a converged XR's spec is validated once, not per reconcile.
+SPEC_CACHE_SIZE = 1024
+
 # Values are quoted in messages; a hostile spec must not turn one FATAL into megabytes.
 _MAX_QUOTED_VALUE = 64
 
@@ -130,7 +133,10 @@ class SpecProblems(Exception):
     def __init__(self, subject: str, problems: Sequence[str]) -> None:
         self.subject = subject
         self.problems = sorted(dict.fromkeys(problems), key=_path_order)
-        super().__init__(self.message)
+        super().__init__(subject, self.problems)
+
+    def __str__(self) -> str:
+        return self.message
 
     @property
     def message(self) -> str:
