@@ -118,7 +118,13 @@ def run(req: fnv1.RunFunctionRequest) -> Outcome:
             return observed_xr.get("spec")
 
     composite = Composite(
-        api_version, kind, name, namespace, load_spec=load_spec, spec_key=spec_key
+        api_version,
+        kind,
+        name,
+        namespace,
+        load_spec=load_spec,
+        spec_key=spec_key,
+        status=observed_xr.child("status"),
     )
     observed = Observed({k: r.resource for k, r in req.observed.resources.items()})
     required: dict[str, list[View] | None] = {

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests import civo_expected as expected
-from tests.support import civo_xr, conditions, desired, request, results, run
+from tests.support import civo_xr, conditions, desired, request, results, run, xr_status
 
 READY = {
     "conditions": [
@@ -359,3 +359,37 @@ def test_composed_resource_names_are_stable() -> None:
         "name": "inference-lon-civo-kubeconfig-e024f"
     }
     assert conditions(rsp)["NodePools"][0] == "True"
+
+
+def test_live_cluster_created_without_applications_gets_none_added() -> None:
+    state = cluster_up()
+    del state["civo-cluster"]["spec"]["forProvider"]["applications"]
+    rsp = run(request(civo_xr(), state))
+    assert "applications" not in desired(rsp)["civo-cluster"]["spec"]["forProvider"]
+    assert results(rsp)[0] == (
+        "Warning",
+        "input.civo.applications: the cluster keeps the applications it was created with; "
+        "Civo cannot change them on a live cluster.",
+    )
+
+
+def test_published_kubeconfig_stays_while_cluster_status_flaps() -> None:
+    state = cluster_up()
+    state["civo-cluster"]["status"] = {}
+    xr = civo_xr()
+    published = {"type": "Kubeconfig", "name": expected.SECRET_NAME, "key": "kubeconfig"}
+    xr["status"] = {"secrets": [published]}
+    assert xr_status(run(request(xr, state))) == {"secrets": [published]}
+    del xr["status"]
+    assert xr_status(run(request(xr, state))) == {}, "not published before the cluster exists"
+
+
+def test_autoscaler_keeps_a_known_group_while_pool_status_flaps() -> None:
+    state = cluster_up()
+    state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", created=False)
+    release = copy.deepcopy(expected.autoscaler([expected.L40S_GROUP]))
+    release["status"] = READY
+    state["cluster-autoscaler"] = release
+    rsp = run(request(civo_xr(), state))
+    assert desired(rsp)["cluster-autoscaler"] == expected.autoscaler([expected.L40S_GROUP])
+    assert [r for r in results(rsp) if r[0] == "Normal"] == []

@@ -234,6 +234,22 @@ def observed_pool(applied: dict[str, Any], live: dict[str, Any] | None) -> dict[
             {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
             id="fixed-pool-made-autoscaled-keeps-its-size",
         ),
+        pytest.param(
+            {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
+            {
+                **observed_pool(
+                    {"instanceType": "cd-gp-a192-genoa", "targetNodes": 5, "autoscaling": False},
+                    None,
+                ),
+                "status": {
+                    "conditions": [
+                        {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}
+                    ]
+                },
+            },
+            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
+            id="made-autoscaled-while-live-state-unreported-but-synced",
+        ),
     ],
 )
 def test_pool_sizing(

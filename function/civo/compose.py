@@ -96,10 +96,15 @@ class _Composer(Composer):
         self.compose_usage(
             KEY_USAGE_FIREWALL, of=(VPC_API_VERSION, "Firewall", KEY_FIREWALL), by=cluster_ref
         )
-        if self.cluster.has("status", "atProvider", "id"):
-            self.out.status["secrets"] = [
-                {"type": "Kubeconfig", "name": self.secret_name, "key": KUBECONFIG_KEY}
-            ]
+        secret = {"type": "Kubeconfig", "name": self.secret_name, "key": KUBECONFIG_KEY}
+        # Published once the cluster exists (its connection Secret is written on create), and
+        # kept while its status flaps: consumers must not see the Secret come and go.
+        if (
+            self.cluster.has("status", "atProvider", "id")
+            or self.cluster.ready
+            or secret in (self.xr.status.get("secrets") or [])
+        ):
+            self.out.status["secrets"] = [secret]
         pools = [(i, p) for i, p in enumerate(self.spec.nodePools) if p.name != inline_name]
         self._pools(region, pools)
         self._autoscaler([p for _, p in pools if p.maxNodeCount is not None])
@@ -202,15 +207,16 @@ class _Composer(Composer):
             f'input.civo.cni: the cluster keeps CNI "{live_cni}"; Civo cannot change the CNI of '
             "a live cluster.",
         )
-        applications = keep_live(
-            self.out,
-            self.cluster.get("spec", "forProvider", "applications")
-            if self.cluster.exists
-            else None,
-            self.config.applications,
-            "input.civo.applications: the cluster keeps the applications it was created with; "
-            "Civo cannot change them on a live cluster.",
-        )
+        # Civo fixes applications at creation: a live cluster keeps what it has, even none.
+        applications = self.config.applications
+        if self.cluster.exists:
+            applications = keep_live(
+                self.out,
+                self.cluster.string("spec", "forProvider", "applications") or "",
+                applications,
+                "input.civo.applications: the cluster keeps the applications it was created "
+                "with; Civo cannot change them on a live cluster.",
+            )
         for_provider: dict[str, Any] = {
             "name": self.cloud_name,
             "region": region,
@@ -314,9 +320,11 @@ class _Composer(Composer):
             return
         if not (self.cluster.ready or release.exists or self._any_pool_observed(autoscaled)):
             return  # _pools already explains the wait for the cluster
+        live_groups = release.get("spec", "forProvider", "values", "autoscalingGroups")
+        live_ids = {g.get("name") for g in live_groups or [] if isinstance(g, dict)}
         groups, pending = [], []
         for pool in autoscaled:
-            pool_id = _pool_id(self.observed[pool_key(pool.name)])
+            pool_id = _pool_id(self.observed[pool_key(pool.name)], live_ids)
             if pool_id is None:
                 pending.append(pool.name)
             else:
@@ -401,8 +409,11 @@ class _Composer(Composer):
         )
 
 
-def _pool_id(observed: View) -> str | None:
-    """The Civo pool ID, once the pool exists: its external name as the provider recorded it."""
-    if not observed.has("status", "atProvider", "id"):
-        return None
-    return observed.string("metadata", "annotations", EXTERNAL_NAME)
+def _pool_id(observed: View, known: set[Any]) -> str | None:
+    """The Civo pool ID: the NodePool's external name, once the provider reports the pool
+    created, or once the running autoscaler already knows it (so a status flap drops no group).
+    """
+    external_name = observed.string("metadata", "annotations", EXTERNAL_NAME)
+    if external_name and (observed.has("status", "atProvider", "id") or external_name in known):
+        return external_name
+    return None

@@ -441,9 +441,16 @@ class _Composer(Composer):
 
 
 def _pool_exists(observed: View) -> bool:
-    """The pool was created in the cluster, or the function already stopped asserting its size."""
-    if observed.has("status", "atProvider", "manifest", "metadata"):
-        return True
-    return observed.exists and not observed.has(
-        "spec", "forProvider", "manifest", "spec", "targetNodes"
+    """The pool was created in the cluster, or the function already stopped asserting its size.
+
+    Any one signal is enough: the live object reported, the Object synced or ready (its last
+    apply reached the cluster), or an applied manifest that already leaves targetNodes out.
+    """
+    if not observed.exists:
+        return False
+    return (
+        observed.has("status", "atProvider", "manifest", "metadata")
+        or observed.condition_status("Synced") == "True"
+        or observed.ready
+        or not observed.has("spec", "forProvider", "manifest", "spec", "targetNodes")
     )

@@ -13,6 +13,8 @@ from typing import Any
 
 from crossplane.function.resource import Condition
 
+from function.shared.observed import ABSENT, View
+
 
 class Severity(enum.Enum):
     NORMAL = "Normal"
@@ -81,7 +83,16 @@ class Composite:
     servicer supplies one, identifies its content exactly so a validated spec can be reused.
     """
 
-    __slots__ = ("_load_spec", "_spec", "api_version", "kind", "name", "namespace", "spec_key")
+    __slots__ = (
+        "_load_spec",
+        "_spec",
+        "api_version",
+        "kind",
+        "name",
+        "namespace",
+        "spec_key",
+        "status",
+    )
 
     def __init__(
         self,
@@ -93,9 +104,12 @@ class Composite:
         *,
         load_spec: Callable[[], Any] | None = None,
         spec_key: bytes | None = None,
+        status: View = ABSENT,
     ) -> None:
         self.api_version, self.kind, self.name, self.namespace = api_version, kind, name, namespace
         self._spec, self._load_spec, self.spec_key = spec, load_spec, spec_key
+        # The XR's observed status: what the function published on earlier reconciles.
+        self.status = status
 
     @property
     def spec(self) -> Any:
