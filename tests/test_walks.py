@@ -1,0 +1,1069 @@
+"""Lifecycle random walks: one XR per walk over many reconciles, with a random event before each.
+
+Each walk (a seeded `random.Random`, so every walk is reproducible from its id) drives a `World`
+through at least 40 reconciles. Before each reconcile one or two events happen: a provider marks a
+resource Ready or not, reports or drops status fields (endpoint, NodePool manifests, pool IDs,
+shared-vast), the CoreWeave credentials vanish, come back or rotate, an autoscaler resizes a live
+pool, the user edits the spec (pools added and removed, autoscaling toggled, immutable fields
+changed, sizes changed), makes an invalid edit, or the operator changes the step input.
+
+After every reconcile the walk checks:
+
+  a  no composed resource leaves the desired state unless its pool left spec.nodePools;
+  b  an autoscaled pool's live node count is never asserted (CKS: no targetNodes once the pool
+     exists, unless the Object lost its whole status and was last applied with targetNodes:
+     nothing then tells it from a pool being created, so that is counted, not failed; Civo: no
+     forProvider.nodeCount and no LateInitialize);
+  c  immutable fields of an applied resource never change (CKS instanceType, zone, VPC prefixes,
+     the StorageClass clone; Civo size, region, CNI, applications, the inline pool);
+  d  what is gated on readiness (kubeconfig, ProviderConfigs, Objects, Civo NodePools, the
+     autoscaler Release) stays once composed;
+  e  every composed object validates against ../shared/crds and has a valid object name;
+  f  the org token appears nowhere but inside the kubeconfig Secret's data, in any pass of any
+     reconcile (results, conditions, XR status, other objects);
+  g  the kubeconfig is refreshed only from a readable token and a reported endpoint, and then
+     carries the current token; otherwise it is re-applied byte for byte;
+  h  status.secrets, once published, stays;
+  i  an invalid edit is one FATAL naming a field, and changes nothing; a valid one is no FATAL;
+  j  a Civo pool's group, once in the cluster-autoscaler, stays while the pool autoscales.
+
+The World is extended as Crossplane behaves: every pass of the requirements loop is kept, the XR
+status the function publishes is sent back as the observed composite, and providers set Ready
+and Synced independently. The walks first found four gaps (a CKS pool made autoscaled while its
+manifest was unreported got targetNodes again; a Civo cluster created without applications got
+them later; Civo status.secrets and autoscaler groups flapped with the provider's status); they
+were fixed in function/ and the minimal reproductions at the end of this file are their
+regression tests. test_walks_reach_every_stage keeps the walks from silently getting shallower.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import dataclasses
+import functools
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import json_format
+
+from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
+from tests.support import (
+    CLUSTER_PROVIDER_CONFIG,
+    ENDPOINT,
+    NAMESPACE,
+    World,
+    civo_xr,
+    coreweave_xr,
+    desired,
+    request,
+    results,
+    run,
+    xr_status,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+CRDS = shared_crds_dir()
+XRD_CATALOG = CrdCatalog.load(*sorted((ROOT / "apis").glob("*/definition.yaml")))
+CORE_KINDS = {("v1", "Secret")}
+DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+FATAL_PATH = re.compile(r"(spec|metadata|input)(\.[A-Za-z]+|\[\d+\])*:")
+
+CW, CIVO = "CoreWeaveCluster", "CivoCluster"
+WALKS = 30
+STEPS = 45
+MISSING = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class Violation:
+    category: str
+    walk: str
+    step: int
+    event: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{self.category}] {self.walk} step {self.step} after {self.event}: {self.detail}"
+
+
+def at(obj: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(obj, dict) or part not in obj:
+            return MISSING
+        obj = obj[part]
+    return obj
+
+
+def token_forms(token: str) -> list[str]:
+    forms = [token]
+    for pad in range(3):
+        encoded = base64.b64encode(b"x" * pad + token.encode()).decode()
+        forms.append(encoded[4 if pad else 0 : -4])
+    return forms
+
+
+@functools.lru_cache(maxsize=8192)
+def crd_problems(body_json: str) -> tuple[str, ...]:
+    body = json.loads(body_json)
+    if not default_catalog().has_schema(body["apiVersion"], body["kind"]):
+        return (f"no CRD for {body['apiVersion']} {body['kind']}",)
+    return tuple(default_catalog().validate(body))
+
+
+def xrd_refuses(kind: str, xr: dict[str, Any]) -> bool:
+    """Whether the API server would refuse the XR's spec (the reserved pool name is the
+    function's own rule)."""
+    return _xrd_refuses(kind, json.dumps({**xr, "status": {}}, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=4096)
+def _xrd_refuses(kind: str, xr_json: str) -> bool:
+    xr = json.loads(xr_json)
+    problems = [
+        p
+        for p in XRD_CATALOG.validate(xr)
+        if "unknown field" not in p and not p.startswith("<nil>: Invalid value")
+    ]
+    reserved = kind == CW and any(
+        isinstance(p, dict) and p.get("name") == "modelplane-system"
+        for p in xr["spec"].get("nodePools") or []
+    )
+    return bool(problems) or reserved
+
+
+def existence_signal(body: Any) -> bool:
+    """Whether an observed CKS NodePool Object shows that its pool exists in the cluster."""
+    conditions = at(body, "status", "conditions")
+    synced_or_ready = isinstance(conditions, list) and any(
+        isinstance(c, dict) and c.get("type") in ("Synced", "Ready") and c.get("status") == "True"
+        for c in conditions
+    )
+    return (
+        isinstance(at(body, "status", "atProvider", "manifest", "metadata"), dict)
+        or synced_or_ready
+        or at(body, "spec", "forProvider", "manifest", "spec", "targetNodes") is MISSING
+    )
+
+
+def pool_names(spec: dict[str, Any]) -> list[str]:
+    return [p["name"] for p in spec.get("nodePools", []) if isinstance(p, dict) and "name" in p]
+
+
+class Walk(World):
+    """A World whose providers, user and operator act at random."""
+
+    stats: ClassVar[dict[tuple[str, int], dict[str, int]]] = {}
+
+    def __init__(self, kind: str, seed: int) -> None:
+        self.kind = kind
+        self.name = f"{kind}-{seed}"
+        self.rng = random.Random(self.name)  # noqa: S311 - reproducible walks, not secrets
+        rng = self.rng
+        step_input: dict[str, Any] = {
+            "apiVersion": "inference.fn.modelplane.ai/v1beta1",
+            "kind": "Input",
+        }
+        if kind == CIVO and rng.random() < 0.4:
+            step_input["civo"] = {"applications": rng.choice(["", "metrics-server"])}
+        super().__init__(coreweave_xr() if kind == CW else civo_xr(), step_input=step_input)
+        if rng.random() < 0.5:  # start from a random subset of the example's pools
+            pools = self.xr["spec"]["nodePools"]
+            keep = [p for p in pools if rng.random() < 0.7 or p.get("role") == "System"]
+            self.xr["spec"]["nodePools"] = keep or pools[:1]
+        self.tokens: list[str] = []
+        self.token = self.new_token()
+        self.credentials = "ok"
+        self.sync_credentials()
+        self.endpoint = ENDPOINT
+        self.violations: list[Violation] = []
+        self.passes: list[fnv1.RunFunctionResponse] = []
+        # Truth the walk knows and the function may not: which CKS pools exist in the cluster
+        # (the provider reported them once) and their live node counts.
+        self.in_cluster: set[str] = set()
+        self.live_count: dict[str, int] = {}
+        self.published: Any = None
+        self.groups: dict[str, dict[str, Any]] = {}
+        self.step = 0
+        self.event = "start"
+        self.counter = 0
+        self.seen: dict[str, int] = {}
+        Walk.stats[(kind, seed)] = self.seen
+
+    # --- the requirements loop, keeping every pass for the token check ---------------------
+
+    def reconcile(self) -> fnv1.RunFunctionResponse:
+        required: dict[str, list[dict[str, Any]]] | None = None
+        rsp = run(request(self.xr, self.observed, required, self.step_input))
+        self.passes = [rsp]
+        for _ in range(5):
+            wanted = dict(rsp.requirements.resources.items())
+            if required is not None and set(wanted) == set(required):
+                break
+            required = {name: self._resolve(selector) for name, selector in wanted.items()}
+            rsp = run(request(self.xr, self.observed, required, self.step_input))
+            self.passes.append(rsp)
+        self.responses.append(rsp)
+        if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+            self._apply(rsp)
+            # Crossplane writes the desired XR status and conditions back to the XR, and sends
+            # them as the observed composite next time.
+            statuses = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
+            self.xr["status"] = {
+                **xr_status(rsp),
+                "conditions": [
+                    {
+                        "type": c.type,
+                        "status": statuses.get(c.status, "Unknown"),
+                        "reason": c.reason,
+                        "lastTransitionTime": "2026-11-30T00:00:00Z",
+                    }
+                    for c in rsp.conditions
+                ],
+            }
+        return rsp
+
+    def condition(self, key: str, kind: str, status: bool) -> None:
+        """A provider sets one condition, leaving the others as they are."""
+        body = self.observed[key]
+        if not isinstance(body.get("status"), dict):
+            body["status"] = {}
+        conditions = body["status"].get("conditions")
+        conditions = (
+            [c for c in conditions if c.get("type") != kind] if isinstance(conditions, list) else []
+        )
+        conditions.append({"type": kind, "status": "True" if status else "False", "reason": "Walk"})
+        body["status"]["conditions"] = conditions
+
+    # --- credentials ---------------------------------------------------------------------
+
+    def new_token(self) -> str:
+        token = f"CW-SECRET-walk-{self.name}-{len(self.tokens)}-{self.rng.getrandbits(48):012x}"
+        self.tokens.append(token)
+        return token
+
+    def sync_credentials(self) -> None:
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "coreweave-creds", "namespace": "crossplane-system"},
+            "data": {
+                "credentials": base64.b64encode(json.dumps({"token": self.token}).encode()).decode()
+            },
+        }
+        if self.credentials == "garbled":
+            secret["data"]["credentials"] = base64.b64encode(b"{not json").decode()
+        objects = {"config": CLUSTER_PROVIDER_CONFIG, "secret": secret}
+        drop = {"no-config": ["config"], "no-secret": ["secret"], "none": ["config", "secret"]}
+        self.cluster_objects = [
+            v for k, v in objects.items() if k not in drop.get(self.credentials, [])
+        ]
+
+    # --- helpers -------------------------------------------------------------------------
+
+    @property
+    def pools(self) -> list[dict[str, Any]]:
+        return self.xr["spec"]["nodePools"]
+
+    def keys(self, *kinds: str) -> list[str]:
+        return sorted(k for k, v in self.observed.items() if v["kind"] in kinds)
+
+    def fresh_name(self) -> str:
+        self.counter += 1
+        taken = set(pool_names(self.xr["spec"]))
+        names = ["h100", "l40s", "cpu", "a100", "b200", "gpu-x", "infer", "batch"]
+        free = [n for n in names if n not in taken]
+        return self.rng.choice(free) if free and self.rng.random() < 0.7 else f"p{self.counter}"
+
+    def new_pool(self) -> dict[str, Any]:
+        rng = self.rng
+        name = self.fresh_name()
+        if self.kind == CW:
+            role = rng.choice(["GPU", "CPU", None])
+            pool: dict[str, Any] = {"name": name, "instanceType": rng.choice(CW_TYPES)}
+        else:
+            role = rng.choice(["GPU", "System", None])
+            pool = {"name": name, "size": rng.choice(CIVO_SIZES)}
+        if role:
+            pool["role"] = role
+        if role == "GPU":
+            pool["gpu"] = {"acceleratorType": rng.choice(["H100", "L40S", "A100"])}
+        low = 1 if self.kind == CIVO else 0
+        if rng.random() < 0.5:
+            pool["maxNodeCount"] = rng.randint(max(low, 1), 12)
+            pool["nodeCount"] = rng.randint(low, pool["maxNodeCount"])
+            if rng.random() < 0.5:
+                pool["minNodeCount"] = rng.randint(low, pool["maxNodeCount"])
+        else:
+            pool["nodeCount"] = rng.randint(low, 6)
+        return pool
+
+    def inline_index(self) -> int | None:
+        return next((i for i, p in enumerate(self.pools) if p.get("role") == "System"), None)
+
+    # --- events ----------------------------------------------------------------------------
+
+    def act(self) -> str:
+        rng = self.rng
+        events = CW_EVENTS if self.kind == CW else CIVO_EVENTS
+        names = list(events)
+        chosen = rng.choices(names, weights=[events[n] for n in names])[0]
+        return getattr(self, f"ev_{chosen}")() or chosen
+
+    def ev_noop(self) -> str:
+        return "noop"
+
+    def ev_ready(self) -> str:
+        kinds = ("VPC", "Cluster", "Object", "Network", "Firewall", "NodePool", "Release")
+        keys = self.keys(*kinds)
+        if not keys:
+            return "ready: nothing yet"
+        key = self.rng.choice(keys)
+        ready = self.rng.random() < 0.75
+        self.condition(key, "Ready", ready)
+        self.condition(key, "Synced", self.rng.random() < 0.8)
+        return f"{key} Ready={ready}"
+
+    def ev_converge(self) -> str:
+        """The providers catch up: everything applied reports Ready and its usual status."""
+        for key, body in self.observed.items():
+            kind = body["kind"]
+            if kind in ("Secret", "ProviderConfig", "Usage"):
+                continue
+            self.condition(key, "Ready", True)
+            self.condition(key, "Synced", True)
+            at_provider = body["status"].setdefault("atProvider", {})
+            if key == "cks-cluster":
+                at_provider["apiServerEndpoint"] = self.endpoint
+            elif key == "civo-cluster":
+                at_provider["id"] = "5f0b-cluster"
+            elif key == "shared-vast-observer":
+                at_provider["manifest"] = copy.deepcopy(SHARED_VAST_LIVE)
+            elif kind == "Object":
+                manifest = copy.deepcopy(body["spec"]["forProvider"]["manifest"])
+                if key in self.live_count:
+                    manifest["spec"]["targetNodes"] = self.live_count[key]
+                at_provider["manifest"] = manifest
+                if key != "rwx-storageclass":
+                    self.in_cluster.add(key)
+                    self.live_count.setdefault(key, manifest["spec"].get("targetNodes", 1))
+            elif kind == "NodePool":
+                annotations = body["metadata"]["annotations"]
+                self.counter += 1
+                pool_id = (
+                    annotations.get("crossplane.io/external-name") or f"id-{key}-{self.counter}"
+                )
+                annotations["crossplane.io/external-name"] = pool_id
+                at_provider["id"] = pool_id
+        return "providers caught up"
+
+    def ev_status_lost(self) -> str:
+        if not self.observed:
+            return "status lost: nothing yet"
+        key = self.rng.choice(sorted(self.observed))
+        self.observed[key].pop("status", None)
+        return f"{key} status lost"
+
+    # CoreWeave providers
+
+    def ev_endpoint(self) -> str:
+        if "cks-cluster" not in self.observed:
+            return "endpoint: no cluster"
+        at_provider = (
+            self.observed["cks-cluster"].setdefault("status", {}).setdefault("atProvider", {})
+        )
+        choice = self.rng.choice(["report", "report", "remove", "move"])
+        if choice == "move":
+            self.endpoint = f"moved-{self.rng.getrandbits(24):06x}.k8s.us-east-04a.coreweave.com"
+        if choice == "remove":
+            at_provider.pop("apiServerEndpoint", None)
+        else:
+            at_provider["apiServerEndpoint"] = self.endpoint
+        return f"endpoint {choice}"
+
+    def ev_pool_manifest(self) -> str:
+        keys = [
+            k for k in self.keys("Object") if k.startswith("nodepool-") or k == "system-nodepool"
+        ]
+        if not keys:
+            return "pool manifest: no pools"
+        key = self.rng.choice(keys)
+        status = self.observed[key].setdefault("status", {})
+        if self.rng.random() < 0.75:
+            manifest = copy.deepcopy(self.observed[key]["spec"]["forProvider"]["manifest"])
+            manifest["metadata"]["uid"] = f"uid-{key}"
+            if key in self.live_count:
+                manifest["spec"]["targetNodes"] = self.live_count[key]
+            status.setdefault("atProvider", {})["manifest"] = manifest
+            self.in_cluster.add(key)
+            self.live_count.setdefault(key, manifest["spec"].get("targetNodes", 1))
+            return f"{key} manifest reported"
+        if isinstance(status.get("atProvider"), dict):
+            status["atProvider"].pop("manifest", None)
+        return f"{key} manifest not reported"
+
+    def ev_shared_vast(self) -> str:
+        key = self.rng.choice(["shared-vast-observer", "rwx-storageclass"])
+        if key not in self.observed:
+            return f"{key}: not composed"
+        status = self.observed[key].setdefault("status", {})
+        if self.rng.random() < 0.7:
+            manifest = (
+                copy.deepcopy(SHARED_VAST_LIVE)
+                if key == "shared-vast-observer"
+                else copy.deepcopy(self.observed[key]["spec"]["forProvider"]["manifest"])
+            )
+            status.setdefault("atProvider", {})["manifest"] = manifest
+            return f"{key} manifest reported"
+        status.pop("atProvider", None)
+        return f"{key} manifest not reported"
+
+    def ev_credentials(self) -> str:
+        choice = self.rng.choice(
+            ["ok", "ok", "rotate", "no-config", "no-secret", "none", "garbled"]
+        )
+        if choice == "rotate":
+            self.token = self.new_token()
+            choice = "ok"
+            event = "token rotated"
+        else:
+            event = f"credentials {choice}"
+        self.credentials = choice
+        self.sync_credentials()
+        return event
+
+    def ev_autoscale(self) -> str:
+        if self.kind == CW:
+            candidates = [
+                (p, f"nodepool-{p['name']}")
+                for p in self.pools
+                if "maxNodeCount" in p and f"nodepool-{p['name']}" in self.in_cluster
+            ]
+        else:
+            candidates = [
+                (p, f"nodepool-{p['name']}")
+                for p in self.pools
+                if "maxNodeCount" in p
+                and at(self.observed.get(f"nodepool-{p['name']}"), "status", "atProvider", "id")
+                is not MISSING
+            ]
+        if not candidates:
+            return "autoscale: no live autoscaled pool"
+        pool, key = self.rng.choice(candidates)
+        count = self.rng.randint(pool.get("minNodeCount", 1), pool["maxNodeCount"])
+        if self.kind == CW:
+            self.live_count[key] = count
+            manifest = at(self.observed[key], "status", "atProvider", "manifest")
+            if isinstance(manifest, dict):
+                manifest["spec"]["targetNodes"] = count
+        else:
+            self.observed[key]["status"]["atProvider"]["nodeCount"] = count
+        return f"autoscaler scaled {key} to {count}"
+
+    # Civo providers
+
+    def ev_cluster_id(self) -> str:
+        if "civo-cluster" not in self.observed:
+            return "cluster id: no cluster"
+        status = self.observed["civo-cluster"].setdefault("status", {})
+        if self.rng.random() < 0.75:
+            status.setdefault("atProvider", {})["id"] = "5f0b-cluster"
+            return "cluster id reported"
+        status.pop("atProvider", None)
+        return "cluster id not reported"
+
+    def ev_pool_id(self) -> str:
+        keys = self.keys("NodePool")
+        if not keys:
+            return "pool id: no pools"
+        key = self.rng.choice(keys)
+        body = self.observed[key]
+        status = body.setdefault("status", {})
+        if self.rng.random() < 0.75:
+            annotations = body["metadata"]["annotations"]
+            self.counter += 1
+            pool_id = annotations.get("crossplane.io/external-name") or f"id-{key}-{self.counter}"
+            status.setdefault("atProvider", {})["id"] = pool_id
+            body["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
+            return f"{key} id reported"
+        if isinstance(status.get("atProvider"), dict):
+            status["atProvider"].pop("id", None)
+        return f"{key} id not reported"
+
+    # The user
+
+    def ev_edit(self) -> str:
+        rng = self.rng
+        pools = self.pools
+        edits = ["add", "remove", "toggle", "immutable", "place", "count", "bounds", "version"]
+        if self.kind == CIVO:
+            edits += ["inline", "reorder"]
+        edit = rng.choice(edits)
+        if not pools:
+            return "user edit: no pools to edit"
+        pool = rng.choice(pools)
+        if edit == "add" and len(pools) < 8:
+            pools.append(self.new_pool())
+            return f"user added pool {pools[-1]['name']}"
+        if edit == "remove" and len(pools) > 1:
+            pools.remove(pool)
+            return f"user removed pool {pool['name']}"
+        if edit == "toggle":
+            if "maxNodeCount" in pool:
+                pool.pop("maxNodeCount")
+                pool.pop("minNodeCount", None)
+                return f"user made {pool['name']} fixed"
+            if self.kind == CIVO and pools.index(pool) == self.inline_index():
+                return "user: the inline pool cannot autoscale (skipped)"
+            pool["maxNodeCount"] = max(pool.get("nodeCount", 1), 1) + rng.randint(0, 8)
+            if rng.random() < 0.5:
+                pool["minNodeCount"] = rng.randint(1, pool["maxNodeCount"])
+            return f"user made {pool['name']} autoscaled"
+        if edit == "immutable":
+            field = "instanceType" if self.kind == CW else "size"
+            pool[field] = rng.choice(CW_TYPES if self.kind == CW else CIVO_SIZES)
+            return f"user set {pool['name']}.{field}={pool[field]}"
+        if edit == "place":
+            field = "zone" if self.kind == CW else "region"
+            self.xr["spec"][field] = rng.choice(
+                ["US-EAST-04A", "US-WEST-09B"] if self.kind == CW else ["LON1", "FRA1"]
+            )
+            return f"user set {field}={self.xr['spec'][field]}"
+        if edit == "count":
+            low = 1 if self.kind == CIVO else 0
+            pool["nodeCount"] = rng.randint(low, pool.get("maxNodeCount", 6))
+            return f"user set {pool['name']}.nodeCount={pool['nodeCount']}"
+        if edit == "bounds" and "maxNodeCount" in pool:
+            pool["maxNodeCount"] = max(
+                pool.get("nodeCount", 1), pool.get("minNodeCount", 1), 1
+            ) + rng.randint(0, 6)
+            return f"user set {pool['name']}.maxNodeCount={pool['maxNodeCount']}"
+        if edit == "version":
+            value = rng.choice(
+                ["1.36", "1.37", "1.38"] if self.kind == CW else ["1.33.4-k3s1", "1.34.1-k3s1"]
+            )
+            self.xr["spec"]["kubernetesVersion"] = value
+            return f"user set kubernetesVersion={value}"
+        if edit == "inline" and self.inline_index() is not None:
+            inline = pools[self.inline_index()]
+            inline["size"] = rng.choice(CIVO_SIZES)
+            inline["nodeCount"] = rng.randint(1, 4)
+            return f"user edited the inline pool {inline['name']}"
+        if edit == "reorder":
+            rng.shuffle(pools)
+            return "user reordered pools"
+        return f"user edit {edit} (nothing to do)"
+
+    def ev_invalid(self) -> str:
+        rng = self.rng
+        if not self.pools:
+            return "invalid edit: spec already invalid"
+        pool = rng.choice(self.pools)
+        field = "instanceType" if self.kind == CW else "size"
+        edits = {
+            "nodeCount=5000": lambda: pool.__setitem__("nodeCount", 5000),
+            "role=TPU": lambda: pool.__setitem__("role", "TPU"),
+            f"no {field}": lambda: pool.pop(field),
+            "empty place": lambda: self.xr["spec"].__setitem__(
+                "zone" if self.kind == CW else "region", ""
+            ),
+            "no pools": lambda: self.xr["spec"].__setitem__("nodePools", []),
+            "GPU without gpu": lambda: (pool.__setitem__("role", "GPU"), pool.pop("gpu", None)),
+            "min above max": lambda: pool.update(minNodeCount=9, maxNodeCount=3, nodeCount=3),
+            "name with spaces": lambda: pool.__setitem__("name", "bad name"),
+            "duplicate pool": lambda: self.pools.append(copy.deepcopy(pool)),
+            "count as text": lambda: pool.__setitem__("nodeCount", "3"),
+        }
+        if self.kind == CIVO:
+            edits["no System pool"] = lambda: [
+                p.pop("role") for p in self.pools if p.get("role") == "System"
+            ]
+            edits["inline autoscales"] = lambda: self.pools[self.inline_index() or 0].__setitem__(
+                "maxNodeCount", 5
+            )
+        else:
+            edits["reserved name"] = lambda: pool.__setitem__("name", "modelplane-system")
+        name = rng.choice(sorted(edits))
+        edits[name]()
+        return f"invalid edit: {name}"
+
+    # The operator
+
+    def ev_input(self) -> str:
+        rng = self.rng
+        if self.kind == CW:
+            choice = rng.choice(["systemPool", "systemCount", "storageClass", "prefixes"])
+            cw = self.step_input.setdefault("coreweave", {})
+            if choice == "systemPool":
+                cw.setdefault("systemPool", {})["instanceType"] = rng.choice(
+                    ["cd-gp-i64-erapids", "cd-gp-a192-genoa"]
+                )
+            elif choice == "systemCount":
+                cw.setdefault("systemPool", {})["nodeCount"] = rng.randint(1, 10)
+            elif choice == "storageClass":
+                cw["storageClassName"] = rng.choice(["shared-vast-delete", "model-cache"])
+            else:
+                cw["vpcPrefixes"] = rng.choice([{}, {"pod": "10.64.0.0/13"}])
+            return f"operator changed coreweave {choice}"
+        choice = rng.choice(["cni", "applications", "chart"])
+        civo = self.step_input.setdefault("civo", {})
+        if choice == "cni":
+            civo["cni"] = rng.choice(["flannel", "cilium"])
+        elif choice == "applications":
+            civo["applications"] = rng.choice(["", "-traefik2-nodeport", "metrics-server"])
+        else:
+            civo.setdefault("clusterAutoscaler", {})["chartVersion"] = rng.choice(
+                ["9.59.0", "9.60.1"]
+            )
+        return f"operator changed civo {choice}"
+
+    # --- one step ----------------------------------------------------------------------------
+
+    def run_step(self, step: int) -> None:
+        self.step = step
+        events = [self.act() for _ in range(1 if self.rng.random() < 0.7 else 2)]
+        self.event = " + ".join(events)
+        before = copy.deepcopy(self.observed)
+        known_in_cluster = set(self.in_cluster)
+        expect_fatal = xrd_refuses(self.kind, self.xr)
+        rsp = self.reconcile()
+        fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
+        self.count("reconciles")
+        self.count_stages(rsp, before, known_in_cluster, fatal)
+        self.check_token()
+        if expect_fatal:
+            self.expect(bool(fatal), "i", f"an invalid spec was composed: {results(rsp)[:2]}")
+            if fatal:
+                self.expect(len(rsp.results) == 1, "i", f"more than the FATAL: {results(rsp)}")
+                self.expect(bool(FATAL_PATH.search(fatal[0])), "i", f"no field path: {fatal[0]}")
+                self.expect(self.observed == before, "i", "a FATAL reconcile changed the world")
+                self.expect(len(rsp.desired.resources) == 0, "i", "a FATAL carries desired state")
+            self.xr["spec"] = copy.deepcopy(self.valid_spec)
+            return
+        self.expect(not fatal, "i", f"a valid spec was refused: {fatal[:1]} ({self.event})")
+        if fatal:
+            return
+        self.valid_spec = copy.deepcopy(self.xr["spec"])
+        composed = desired(rsp)
+        self.check_kept(before, composed)
+        self.check_autoscaled(before, known_in_cluster, composed)
+        self.check_immutable(before, composed)
+        self.check_objects(composed)
+        self.check_kubeconfig(before, composed)
+        self.check_status(rsp)
+        self.check_groups(composed)
+        self.track(composed)
+
+    def walk(self, steps: int) -> list[Violation]:
+        self.valid_spec = copy.deepcopy(self.xr["spec"])
+        for step in range(steps):
+            self.run_step(step)
+        return self.violations
+
+    # --- what the walk reached --------------------------------------------------------------
+
+    def count(self, stage: str, when: bool = True) -> None:
+        if when:
+            self.seen[stage] = self.seen.get(stage, 0) + 1
+
+    def count_stages(
+        self,
+        rsp: fnv1.RunFunctionResponse,
+        before: dict[str, Any],
+        in_cluster: set[str],
+        fatal: list[str],
+    ) -> None:
+        self.count("fatal", bool(fatal))
+        if fatal:
+            return
+        composed = rsp.desired.resources
+        messages = [m for _, m in results(rsp)]
+        self.count("kubeconfig", "kubeconfig" in composed)
+        self.count(
+            "last-known-kubeconfig", any(m.startswith("keeping the kubeconfig") for m in messages)
+        )
+        self.count(
+            "kubeconfig-refreshed",
+            "kubeconfig" in before
+            and "kubeconfig" in composed
+            and at(before["kubeconfig"], "data", "kubeconfig")
+            != composed["kubeconfig"].resource["data"]["kubeconfig"],
+        )
+        self.count("rwx-storageclass", "rwx-storageclass" in composed)
+        self.count(
+            "live-autoscaled-cks-pool",
+            self.kind == CW
+            and any(
+                f"nodepool-{p['name']}" in in_cluster for p in self.pools if "maxNodeCount" in p
+            ),
+        )
+        self.count(
+            "civo-nodepools", self.kind == CIVO and any(k.startswith("nodepool-") for k in composed)
+        )
+        self.count("autoscaler-release", "cluster-autoscaler" in composed)
+        self.count(
+            "autoscaler-groups",
+            "cluster-autoscaler" in composed
+            and bool(
+                composed["cluster-autoscaler"].resource["spec"]["forProvider"]["values"][
+                    "autoscalingGroups"
+                ]
+            ),
+        )
+        self.count("pool-removed", any(k not in composed for k in before))
+        self.count("immutable-warning", any("cannot change" in m for m in messages))
+
+    # --- invariants ------------------------------------------------------------------------
+
+    def expect(self, ok: bool, category: str, detail: str) -> None:
+        if not ok:
+            self.violations.append(Violation(category, self.name, self.step, self.event, detail))
+
+    def check_kept(self, before: dict[str, Any], composed: dict[str, Any]) -> None:
+        names = set(pool_names(self.xr["spec"]))
+        for key in sorted(set(before) - set(composed)):
+            removed = key.startswith("nodepool-") and key.removeprefix("nodepool-") not in names
+            category = (
+                "a"
+                if key.startswith("nodepool-")
+                or key in ("vpc", "cks-cluster", "network", "firewall", "civo-cluster")
+                else "d"
+            )
+            self.expect(removed, category, f"{key} dropped from the desired state")
+
+    def check_autoscaled(
+        self, before: dict[str, Any], in_cluster: set[str], composed: dict[str, Any]
+    ) -> None:
+        for pool in self.pools:
+            if "maxNodeCount" not in pool:
+                continue
+            key = f"nodepool-{pool['name']}"
+            if key not in composed:
+                continue
+            spec = composed[key]["spec"]
+            if self.kind == CW:
+                if key not in in_cluster:
+                    continue
+                if "targetNodes" in spec["forProvider"]["manifest"]["spec"]:
+                    if not existence_signal(before.get(key)):
+                        # Status lost entirely and the last apply carried targetNodes: nothing
+                        # the function sees tells an existing pool from one being created.
+                        self.count("targetNodes-without-any-signal")
+                        continue
+                    self.expect(
+                        False,
+                        "b",
+                        f"{key}: targetNodes asserted on a live autoscaled pool (live {self.live_count.get(key)}, desired {spec['forProvider']['manifest']['spec']['targetNodes']})",
+                    )
+            else:
+                policies = spec.get("managementPolicies", ["*"])
+                self.expect(
+                    "nodeCount" not in spec["forProvider"]
+                    and "*" not in policies
+                    and "LateInitialize" not in policies,
+                    "b",
+                    f"{key}: autoscaled pool may have its node count reverted: {spec}",
+                )
+
+    def check_immutable(self, before: dict[str, Any], composed: dict[str, Any]) -> None:
+        paths = CW_IMMUTABLE if self.kind == CW else CIVO_IMMUTABLE
+        for key, body in composed.items():
+            if key not in before:
+                continue
+            for pattern, path in paths:
+                if not re.fullmatch(pattern, key):
+                    continue
+                provisioner = at(before[key], "spec", "forProvider", "manifest", "provisioner")
+                if key == "rwx-storageclass" and (provisioner is MISSING or not provisioner):
+                    continue
+                old, new = at(before[key], *path), at(body, *path)
+                if old != new:
+                    self.expect(False, "c", f"{key} {'.'.join(path)}: {old!r} -> {new!r}")
+
+    def check_objects(self, composed: dict[str, Any]) -> None:
+        for key, body in composed.items():
+            name = body["metadata"].get("name", "")
+            self.expect(
+                len(name) <= 253 and bool(DNS_SUBDOMAIN.fullmatch(name)),
+                "e",
+                f"{key}: invalid name {name!r}",
+            )
+            if CRDS is None or (body["apiVersion"], body["kind"]) in CORE_KINDS:
+                continue
+            applied = {**body, "metadata": {**body["metadata"], "namespace": NAMESPACE}}
+            problems = crd_problems(json.dumps(applied, sort_keys=True))
+            self.expect(not problems, "e", f"{key}: {list(problems)}")
+
+    def check_token(self) -> None:
+        for rsp in self.passes:
+            rest = fnv1.RunFunctionResponse()
+            rest.CopyFrom(rsp)
+            if "kubeconfig" in rest.desired.resources:
+                del rest.desired.resources["kubeconfig"].resource.fields["data"]
+            text = json.dumps(json_format.MessageToDict(rest))
+            for token in self.tokens:
+                for form in token_forms(token):
+                    if form in text:
+                        self.expect(False, "f", f"token {token} leaked")
+                        return
+
+    def check_kubeconfig(self, before: dict[str, Any], composed: dict[str, Any]) -> None:
+        if self.kind != CW or "kubeconfig" not in composed:
+            return
+        data = composed["kubeconfig"]["data"]["kubeconfig"]
+        old = at(before.get("kubeconfig"), "data", "kubeconfig")
+        endpoint = at(before.get("cks-cluster"), "status", "atProvider", "apiServerEndpoint")
+        fresh = self.credentials == "ok" and isinstance(endpoint, str) and endpoint != ""
+        text = base64.b64decode(data).decode()
+        if fresh:
+            self.expect(
+                json.dumps(self.token) in text and json.dumps(f"https://{endpoint}") in text,
+                "g",
+                "the kubeconfig does not carry the current token and endpoint",
+            )
+        elif old is not MISSING:
+            self.expect(
+                data == old, "g", "the kubeconfig changed without a readable token and endpoint"
+            )
+
+    def check_status(self, rsp: fnv1.RunFunctionResponse) -> None:
+        secrets = xr_status(rsp).get("secrets")
+        if self.published is not None:
+            self.expect(
+                secrets == self.published, "h", f"status.secrets {self.published} -> {secrets}"
+            )
+        if secrets is not None:
+            self.published = secrets
+
+    def check_groups(self, composed: dict[str, Any]) -> None:
+        if self.kind != CIVO or "cluster-autoscaler" not in composed:
+            return
+        values = composed["cluster-autoscaler"]["spec"]["forProvider"]["values"]
+        live = {g["name"]: g for g in values["autoscalingGroups"]}
+        autoscaled = {p["name"]: p for p in self.pools if "maxNodeCount" in p}
+        for name, group in sorted(self.groups.items()):
+            if name in autoscaled and f"nodepool-{name}" in composed and group["name"] not in live:
+                self.expect(
+                    False,
+                    "j",
+                    f"pool {name}: group {group['name']} dropped from the cluster-autoscaler",
+                )
+
+    def track(self, composed: dict[str, Any]) -> None:
+        for key in list(self.in_cluster):
+            if key not in composed:
+                self.in_cluster.discard(key)
+                self.live_count.pop(key, None)
+        if self.kind == CW:
+            for key in self.in_cluster:
+                target = at(composed[key], "spec", "forProvider", "manifest", "spec", "targetNodes")
+                if target is not MISSING:
+                    self.live_count[key] = target
+        else:
+            self.groups = {}
+            if "cluster-autoscaler" in composed:
+                values = composed["cluster-autoscaler"]["spec"]["forProvider"]["values"]
+                by_id = {g["name"]: g for g in values["autoscalingGroups"]}
+                for pool in self.pools:
+                    body = self.observed.get(f"nodepool-{pool['name']}")
+                    pool_id = at(body, "metadata", "annotations", "crossplane.io/external-name")
+                    if pool_id in by_id:
+                        self.groups[pool["name"]] = by_id[pool_id]
+
+
+CW_TYPES = ["gd-8xh100ib-i128", "gd-8xl40s-i128", "gd-8xh200ib-i128", "cd-gp-a192-genoa"]
+CIVO_SIZES = ["g4s.kube.medium", "g4s.kube.large", "an.g1.l40s.kube.x1", "g4g.kube.small"]
+SHARED_VAST_LIVE = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "shared-vast", "uid": "0c1d"},
+    "provisioner": "csi.vastdata.com",
+    "parameters": {"vip_pool_name": "main"},
+    "reclaimPolicy": "Retain",
+    "volumeBindingMode": "Immediate",
+}
+CW_EVENTS = {
+    "converge": 8,
+    "ready": 20,
+    "endpoint": 8,
+    "pool_manifest": 12,
+    "shared_vast": 6,
+    "credentials": 8,
+    "autoscale": 8,
+    "status_lost": 2,
+    "edit": 16,
+    "invalid": 6,
+    "input": 4,
+    "noop": 4,
+}
+CIVO_EVENTS = {
+    "converge": 8,
+    "ready": 20,
+    "cluster_id": 6,
+    "pool_id": 12,
+    "autoscale": 8,
+    "status_lost": 2,
+    "edit": 18,
+    "invalid": 6,
+    "input": 5,
+    "noop": 4,
+}
+CW_IMMUTABLE = [
+    ("vpc|cks-cluster", ("spec", "forProvider", "zone")),
+    ("vpc", ("spec", "forProvider", "vpcPrefixes")),
+    ("nodepool-.*|system-nodepool", ("spec", "forProvider", "manifest", "spec", "instanceType")),
+    ("nodepool-.*|system-nodepool", ("spec", "forProvider", "manifest", "metadata", "name")),
+    ("rwx-storageclass", ("spec", "forProvider", "manifest")),
+]
+CIVO_IMMUTABLE = [
+    ("civo-cluster|network|firewall", ("spec", "forProvider", "region")),
+    ("civo-cluster", ("spec", "forProvider", "cni")),
+    ("civo-cluster", ("spec", "forProvider", "applications")),
+    ("civo-cluster", ("spec", "forProvider", "pools")),
+    ("nodepool-.*", ("spec", "forProvider", "size")),
+    ("nodepool-.*", ("spec", "forProvider", "region")),
+    ("nodepool-.*", ("spec", "forProvider", "label")),
+]
+
+WALK_IDS = [(kind, seed) for kind in (CW, CIVO) for seed in range(WALKS)]
+
+
+@functools.cache
+def walked(kind: str, seed: int) -> tuple[Violation, ...]:
+    return tuple(Walk(kind, seed).walk(STEPS))
+
+
+def all_violations() -> list[Violation]:
+    return [v for kind, seed in WALK_IDS for v in walked(kind, seed)]
+
+
+@pytest.mark.parametrize(("kind", "seed"), WALK_IDS, ids=[f"{k}-{s}" for k, s in WALK_IDS])
+def test_walk(kind: str, seed: int) -> None:
+    found = [v for v in walked(kind, seed) if v.category != "e"]
+    assert not found, "\n".join(map(str, found[:10]))
+
+
+@pytest.mark.skipif(CRDS is None, reason="../shared/crds not found: composed objects not validated")
+def test_walks_compose_only_objects_the_crds_accept() -> None:
+    found = [v for v in all_violations() if v.category == "e"]
+    assert not found, "\n".join(map(str, found[:10]))
+
+
+# --- coverage: the walks reach every stage they are meant to test ---------------------------
+
+
+def stage_counts() -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for kind, seed in WALK_IDS:
+        for name, value in walk_stats(kind, seed).items():
+            counts[name] = counts.get(name, 0) + value
+    return counts
+
+
+@functools.cache
+def walk_stats(kind: str, seed: int) -> dict[str, int]:
+    walked(kind, seed)
+    return Walk.stats[(kind, seed)]
+
+
+def test_walks_reach_every_stage() -> None:
+    counts = stage_counts()
+    assert counts["reconciles"] >= len(WALK_IDS) * 40
+    for stage, minimum in {
+        "fatal": 120,
+        "kubeconfig": 400,
+        "kubeconfig-refreshed": 15,
+        "last-known-kubeconfig": 200,
+        "rwx-storageclass": 300,
+        "live-autoscaled-cks-pool": 250,
+        "civo-nodepools": 500,
+        "autoscaler-release": 400,
+        "autoscaler-groups": 350,
+        "pool-removed": 12,
+        "immutable-warning": 500,
+    }.items():
+        assert counts.get(stage, 0) >= minimum, (stage, counts)
+
+
+# --- the walks' findings, minimal: regression tests for the fixes in function/ ---------------
+
+
+def cw_world() -> World:
+    """A CoreWeaveCluster whose cluster is up and whose kubeconfig and pools are composed."""
+    world = World(coreweave_xr())
+    world.cluster_objects = Walk(CW, 0).cluster_objects
+    world.reconcile()
+    world.ready("cks-cluster", atProvider={"apiServerEndpoint": ENDPOINT})
+    world.reconcile()
+    assert "nodepool-l40s" in world.observed
+    return world
+
+
+@pytest.mark.parametrize("signal", ["Synced", "Ready"])
+def test_cks_pool_made_autoscaled_while_its_manifest_is_unreported(signal: str) -> None:
+    """Found by the walks: a fixed pool that exists, made autoscaled while provider-kubernetes
+    reports no status.atProvider.manifest, got targetNodes again on every reconcile."""
+    world = cw_world()
+    manifest = world.observed["nodepool-l40s"]["spec"]["forProvider"]["manifest"]
+    world.ready("nodepool-l40s", atProvider={"manifest": copy.deepcopy(manifest)})
+    world.reconcile()  # the fixed pool exists in the cluster
+    world.observed["nodepool-l40s"]["status"] = {
+        "conditions": [{"type": signal, "status": "True", "reason": "Walk"}]
+    }
+    world.xr["spec"]["nodePools"][1]["maxNodeCount"] = 4
+    rsp = world.reconcile()
+    sizing = desired(rsp)["nodepool-l40s"]["spec"]["forProvider"]["manifest"]["spec"]
+    assert "targetNodes" not in sizing, sizing
+
+
+def test_civo_applications_are_kept_on_a_live_cluster_created_without_them() -> None:
+    """Found by the walks: a cluster created with step input civo.applications '' (no
+    applications field) got the input's applications added once the input changed."""
+    world = World(civo_xr(), step_input={"civo": {"applications": ""}})
+    world.reconcile()
+    world.ready("civo-cluster", atProvider={"id": "5f0b-cluster"})
+    world.reconcile()
+    world.step_input = {"civo": {"applications": "-traefik2-nodeport"}}
+    rsp = world.reconcile()
+    assert "applications" not in desired(rsp)["civo-cluster"]["spec"]["forProvider"]
+
+
+def civo_converged() -> Walk:
+    world = Walk(CIVO, 0)
+    world.xr = civo_xr()
+    world.step_input = None
+    world.reconcile()
+    world.ready("civo-cluster", atProvider={"id": "5f0b-cluster"})
+    world.reconcile()
+    annotations = world.observed["nodepool-l40s"]["metadata"]["annotations"]
+    annotations["crossplane.io/external-name"] = "p-l40s"
+    world.ready("nodepool-l40s", atProvider={"id": "p-l40s"})
+    rsp = world.reconcile()
+    values = desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"]
+    assert values["autoscalingGroups"] == [{"name": "p-l40s", "minSize": 1, "maxSize": 4}]
+    return world
+
+
+def test_civo_autoscaler_keeps_a_known_group_while_the_pool_id_is_unreported() -> None:
+    """Found by the walks: while an autoscaled NodePool's status.atProvider.id was unreported,
+    its group left the Release; with no group left the chart renders no Deployment."""
+    world = civo_converged()
+    world.observed["nodepool-l40s"]["status"] = {}
+    rsp = world.reconcile()
+    values = desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"]
+    assert values["autoscalingGroups"] == [{"name": "p-l40s", "minSize": 1, "maxSize": 4}]
+
+
+def test_civo_status_secrets_stay_published_while_the_cluster_status_flaps() -> None:
+    """Found by the walks: status.secrets was withdrawn whenever the cluster reported neither
+    Ready nor status.atProvider.id. (Walk sends the published XR status back, as Crossplane.)"""
+    world = civo_converged()
+    published = xr_status(world.responses[-1])["secrets"]
+    world.observed["civo-cluster"]["status"] = {}
+    rsp = world.reconcile()
+    assert xr_status(rsp).get("secrets") == published
