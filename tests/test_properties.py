@@ -15,8 +15,7 @@ partial, with garbage status and odd annotations), CoreWeave credentials as requ
 - the org token is never anywhere but inside the kubeconfig Secret's data.
 
 Runs are deterministic (`derandomize=True`, no example database). Bugs found here are pinned by
-the strict-xfail tests at the end of the file; the generators or filters that would hit them in
-the properties above say so where they step around them.
+the regression tests at the end of the file, each with a minimal request.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
-from hypothesis import HealthCheck, Phase, assume, event, given, note, settings
+from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
@@ -136,18 +135,22 @@ REGIONS = ["LON1", "FRA1", "NYC1", "PHX1", "MUM1"]
 INSTANCE_TYPES = ["gd-8xh100ib-i128", "gd-8xl40s-i128", "gd-8xh200ib-i128", "cd-gp-a192-genoa"]
 SIZES = ["g4s.kube.medium", "g4s.kube.large", "an.g1.l40s.kube.x1", "g4g.kube.small"]
 ACCELERATORS = ["H100", "H200", "L40S", "A100", "B200", "MI300X"]
+# acceleratorType becomes a node label value; the XRD and the function refuse anything else.
+ACCELERATOR_VALUES = st.one_of(
+    st.sampled_from(ACCELERATORS),
+    st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?", fullmatch=True),
+)
 
 CW_NAMES = st.one_of(
     st.sampled_from(["h100", "l40s", "cpu", "a100-80", "gpu-0", "x", "9"]),
     st.from_regex(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", fullmatch=True),
 ).filter(lambda n: n != "modelplane-system")
-# Lower-case DNS labels only: Civo pool names the XRD allows beyond these (upper case, '_',
-# '..') give invalid object names, pinned by test_civo_pool_names_give_valid_object_names.
-CIVO_NAMES = st.one_of(
-    st.sampled_from(["system", "l40s", "a100", "workers", "sys-2", "0"]),
-    st.from_regex(r"[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?", fullmatch=True),
-)
+# Everything the XRD allows, upper case, '_' and '..' included: object names are made valid.
 CIVO_XRD_NAMES = st.from_regex(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,38}[A-Za-z0-9])?", fullmatch=True)
+CIVO_NAMES = st.one_of(
+    st.sampled_from(["system", "l40s", "a100", "workers", "sys-2", "0", "GPU_Pool", "a..b"]),
+    CIVO_XRD_NAMES,
+)
 
 
 def extra_fields(known: set[str]) -> st.SearchStrategy[dict[str, Any]]:
@@ -192,7 +195,7 @@ def pool(draw: st.DrawFn, name: str, *, civo: bool, role: str | None = None) -> 
         result["instanceType"] = draw(free_text(INSTANCE_TYPES, 63))
     result.update(draw(sizing(1 if civo else 0)))
     if role == "GPU" or draw(st.integers(0, 3)) == 0:
-        result["gpu"] = {"acceleratorType": draw(free_text(ACCELERATORS, 63))}
+        result["gpu"] = {"acceleratorType": draw(ACCELERATOR_VALUES)}
         result["gpu"].update(draw(extra_fields({"acceleratorType"})))
     elif draw(st.booleans()):
         result["gpu"] = None
@@ -1181,17 +1184,11 @@ def test_unknown_input_fields_are_ignored(kind: str, extra: dict[str, Any]) -> N
     assert not fatal_messages(rsp), results(rsp)
 
 
-# --- bugs found by the properties above, each with a minimal request --------------------------
+# --- findings of the properties above, each pinned with a minimal request (all fixed) ---------
 
 
 @needs_crds
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the XRD allows Civo pool names with upper case, '_' and '..', but the NodePool's "
-    "metadata.name embeds the pool name verbatim, which Kubernetes rejects",
-)
-# No shrinking: the failure is pinned by the minimal test below; this one only has to fail.
-@settings(PROPERTIES, max_examples=40, phases=[Phase.generate])
+@settings(PROPERTIES, max_examples=40)
 @given(spec=civo_spec(names=CIVO_XRD_NAMES))
 def test_civo_pool_names_give_valid_object_names(spec: dict[str, Any]) -> None:
     world = World(xr_of("CivoCluster", spec))
@@ -1201,11 +1198,6 @@ def test_civo_pool_names_give_valid_object_names(spec: dict[str, Any]) -> None:
     check_composed(rsp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: pool name 'GPU_Pool' passes validation; NodePool metadata.name "
-    "'inference-lon-nodepool-GPU_Pool-…' is not a valid Kubernetes name",
-)
 def test_civo_pool_name_with_upper_case_minimal() -> None:
     xr = civo_xr(
         nodePools=[
@@ -1218,11 +1210,6 @@ def test_civo_pool_name_with_upper_case_minimal() -> None:
     assert all(DNS_SUBDOMAIN.fullmatch(n) for n in names.values()), names
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an observed rwx-storageclass Object whose manifest has a provisioner but no "
-    "metadata.name (or a non-object metadata) crashes _storage: internal error (KeyError/AttributeError)",
-)
 @pytest.mark.parametrize("metadata", [None, "garbage"], ids=["no-metadata", "metadata-not-object"])
 def test_rwx_storageclass_manifest_without_metadata_name(metadata: Any) -> None:
     observed = grown(coreweave_xr(), 3)
@@ -1235,11 +1222,6 @@ def test_rwx_storageclass_manifest_without_metadata_name(metadata: Any) -> None:
     assert not fatal_messages(rsp), results(rsp)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a credentials Secret holding deeply nested JSON raises RecursionError in "
-    "json.loads, which access._token_from_secret does not catch: internal error FATAL",
-)
 def test_deeply_nested_credentials_json_is_not_an_internal_error() -> None:
     observed = grown(coreweave_xr(), 2)
     required = {
@@ -1263,11 +1245,6 @@ def test_non_finite_numbers_are_a_field_fatal_or_ignored(kind: str, value: float
     assert not fatal_messages(run(request(xr)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="GAP: gpu.acceleratorType becomes the modelplane.ai/gpu node label but is only "
-    "length-checked; a value such as 'H100 SXM' is accepted and yields an invalid label value",
-)
 @pytest.mark.parametrize("kind", KINDS)
 def test_accelerator_type_must_be_a_label_value(kind: str) -> None:
     xr = xr_of(kind, data_spec_for(kind))
@@ -1278,12 +1255,6 @@ def test_accelerator_type_must_be_a_label_value(kind: str) -> None:
     assert fatal_messages(rsp), "a value Kubernetes rejects as a node label is refused up front"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (latent): the kubeconfig JSON-escapes non-BMP characters of the token or "
-    "endpoint as UTF-16 surrogate pairs (\\ud83d\\ude00), which YAML forbids and go-yaml "
-    "(client-go) rejects",
-)
 def test_kubeconfig_has_no_surrogate_escapes() -> None:
     observed = grown(coreweave_xr(), 1)
     observed["cks-cluster"]["status"] = {

@@ -13,6 +13,7 @@ import binascii
 import dataclasses
 import functools
 import json
+import re
 
 from function.shared.observed import Required, View
 from function.shared.outcome import Requirement
@@ -103,7 +104,7 @@ def _decode_token(encoded: str) -> str | None:
     """The token in base64 JSON {"token": ...}; decoded once per distinct Secret content."""
     try:
         document = json.loads(base64.b64decode(encoded, validate=True))
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError, RecursionError):  # whatever the Secret holds
         return None
     token = document.get("token") if isinstance(document, dict) else None
     if not isinstance(token, str) or not token.strip():
@@ -116,20 +117,35 @@ def api_server_url(endpoint: str) -> str:
     return endpoint if endpoint.startswith("https://") else f"https://{endpoint}"
 
 
+# JSON writes characters beyond the BMP as UTF-16 surrogate pairs, which YAML forbids.
+_SURROGATE_PAIR = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})")
+
+
+def _yaml_quoted(text: str) -> str:
+    """A YAML double-quoted scalar for any text: JSON quoting, with YAML's 8-digit escapes for
+    characters beyond the BMP."""
+
+    def combine(match: re.Match[str]) -> str:
+        high, low = int(match.group(1), 16), int(match.group(2), 16)
+        return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08X}"
+
+    return _SURROGATE_PAIR.sub(combine, json.dumps(text))
+
+
 def kubeconfig(cluster_name: str, endpoint: str, token: str) -> str:
     """A kubeconfig for CKS managed auth: public CA (no CA data) and the org token as bearer.
 
-    Values are JSON-quoted, which YAML reads as double-quoted scalars, so no endpoint or token
-    content can change the document's structure.
+    Values are double-quoted scalars, so no endpoint or token content can change the document's
+    structure.
     """
-    name = json.dumps(cluster_name)
+    name = _yaml_quoted(cluster_name)
     return (
         "apiVersion: v1\n"
         "kind: Config\n"
         "clusters:\n"
         f"- name: {name}\n"
         "  cluster:\n"
-        f"    server: {json.dumps(api_server_url(endpoint))}\n"
+        f"    server: {_yaml_quoted(api_server_url(endpoint))}\n"
         "contexts:\n"
         f"- name: {name}\n"
         "  context:\n"
@@ -139,7 +155,7 @@ def kubeconfig(cluster_name: str, endpoint: str, token: str) -> str:
         "users:\n"
         f"- name: {name}\n"
         "  user:\n"
-        f"    token: {json.dumps(token)}\n"
+        f"    token: {_yaml_quoted(token)}\n"
     )
 
 

@@ -393,10 +393,14 @@ class _Composer(Composer):
         clone = self.observed[KEY_STORAGE_CLASS]
         manifest = clone.get("spec", "forProvider", "manifest")
         wanted_name = self.config.storageClassName
-        if isinstance(manifest, dict) and manifest.get("provisioner"):
+        if isinstance(manifest, dict) and isinstance(manifest.get("provisioner"), str):
             # A StorageClass is immutable: the live clone is re-applied exactly as created.
-            kept_name = manifest.get("metadata", {}).get("name")
-            if kept_name != wanted_name:
+            metadata = manifest.get("metadata")
+            kept_name = metadata.get("name") if isinstance(metadata, dict) else None
+            if not isinstance(kept_name, str) or not kept_name:
+                # Not as the function wrote it; keep what is there under the configured name.
+                manifest = {**manifest, "metadata": {"name": wanted_name}}
+            elif kept_name != wanted_name:
                 self.out.warning(
                     f'input.coreweave.storageClassName: keeping StorageClass "{kept_name}"; '
                     "a StorageClass cannot be renamed in place."

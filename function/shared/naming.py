@@ -16,10 +16,20 @@ _HASH_CHARS = 5
 _CACHED_NAMES = 16384
 
 
+_NOT_DNS_LABEL_CHARS = re.compile(r"[^a-z0-9-]")
+
+
 @functools.lru_cache(maxsize=_CACHED_NAMES)
 def composed_name(xr_name: str, *parts: str) -> str:
-    """metadata.name of a composed resource: the SDK's child_name, at most 63 characters."""
-    return child_name(xr_name, *parts)
+    """metadata.name of a composed resource: the SDK's child_name, at most 63 characters.
+
+    A part may hold characters Kubernetes names refuse (a Civo pool called GPU_Pool): those
+    become "-" and letters are lowered. The hash suffix is child_name's, taken over the original
+    text, so names that differ only in such characters stay distinct; names that were valid
+    already are unchanged.
+    """
+    name = child_name(xr_name, *parts)
+    return _NOT_DNS_LABEL_CHARS.sub("-", name.lower())
 
 
 @functools.lru_cache(maxsize=_CACHED_NAMES)

@@ -56,8 +56,12 @@ class SpecModel(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(extra="ignore", frozen=True)
 
 
+# A Kubernetes label value: acceleratorType becomes the modelplane.ai/gpu node label.
+LABEL_VALUE_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+
+
 class GPU(SpecModel):
-    acceleratorType: Annotated[StrictStr, text(1, 63)]
+    acceleratorType: Annotated[StrictStr, text(1, 63, LABEL_VALUE_PATTERN)]
 
 
 class Credentials(SpecModel):
