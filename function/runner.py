@@ -155,7 +155,8 @@ def write(outcome: Outcome, rsp: fnv1.RunFunctionResponse) -> None:
             namespace=requirement.namespace,
         )
     if outcome.status:
-        resource.update_status(rsp.desired.composite, outcome.status)
+        # Equivalent to resource.update_status: "status" is replaced as a whole.
+        _encode(rsp.desired.composite, {"status": outcome.status})
 
 
 # Encoded desired objects: a converged XR composes the same objects on every reconcile, and

@@ -292,9 +292,9 @@ class _Composer(Composer):
             },
         }
 
-    def _live_instance_type(self, observed: View, wanted: str, field: str, pool_name: str) -> str:
+    def _live_instance_type(self, applied: View, wanted: str, field: str, pool_name: str) -> str:
         """instanceType is immutable on CKS: a live pool keeps the type it was created with."""
-        live = observed.string("spec", "forProvider", "manifest", "spec", "instanceType")
+        live = applied.string("instanceType")
         return keep_live(
             self.out,
             live,
@@ -335,9 +335,8 @@ class _Composer(Composer):
 
     def _system_pool(self) -> None:
         wanted = self.config.systemPool
-        observed = self.observed[KEY_SYSTEM_POOL]
         instance_type = self._live_instance_type(
-            observed,
+            _applied_spec(self.observed[KEY_SYSTEM_POOL]),
             wanted.instanceType,
             "input.coreweave.systemPool.instanceType",
             SYSTEM_POOL_NAME,
@@ -354,8 +353,9 @@ class _Composer(Composer):
     def _user_pool(self, index: int, pool: NodePool) -> None:
         key = pool_key(pool.name)
         observed = self.observed[key]
+        applied = _applied_spec(observed)
         instance_type = self._live_instance_type(
-            observed, pool.instanceType, f"spec.nodePools[{index}].instanceType", pool.name
+            applied, pool.instanceType, f"spec.nodePools[{index}].instanceType", pool.name
         )
         sizing: dict[str, Any]
         if pool.maxNodeCount is not None:
@@ -363,7 +363,7 @@ class _Composer(Composer):
             sizing = {"autoscaling": True, "minNodes": minimum, "maxNodes": pool.maxNodeCount}
             # Once the pool exists the CKS autoscaler owns targetNodes; asserting it again would
             # reset the pool's size on every apply. See README "Autoscaled CKS pools".
-            if not _pool_exists(observed):
+            if not _pool_exists(observed, applied):
                 sizing["targetNodes"] = max(pool.nodeCount, 1)
         else:
             sizing = {"targetNodes": pool.nodeCount, "autoscaling": False}
@@ -444,7 +444,12 @@ class _Composer(Composer):
         )
 
 
-def _pool_exists(observed: View) -> bool:
+def _applied_spec(observed: View) -> View:
+    """The NodePool spec the function last applied through the Object."""
+    return observed.child("spec", "forProvider", "manifest", "spec")
+
+
+def _pool_exists(observed: View, applied: View) -> bool:
     """The pool was created in the cluster, or the function already stopped asserting its size.
 
     Any one signal is enough: the live object reported, the Object synced or ready (its last
@@ -456,5 +461,5 @@ def _pool_exists(observed: View) -> bool:
         observed.has("status", "atProvider", "manifest", "metadata")
         or observed.condition_status("Synced") == "True"
         or observed.ready
-        or not observed.has("spec", "forProvider", "manifest", "spec", "targetNodes")
+        or not applied.has("targetNodes")
     )
