@@ -6,19 +6,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from function.shared.cache import ParseCache, content_key
-from function.shared.outcome import Composite
 from function.shared.validation import (
     GPU,
-    SPEC_CACHE_SIZE,
     Credentials,
     Integer,
     SpecModel,
-    SpecProblems,
+    SpecParser,
     StrictStr,
     between,
-    parse,
-    pool_problems,
     text,
 )
 
@@ -75,22 +70,6 @@ def _system_pool_problems(pools: Any) -> list[str]:
     return []
 
 
-def parse_spec(spec: Any) -> CivoClusterSpec:
-    """The validated spec; SpecProblems lists every bad field otherwise."""
-    pools = spec.get("nodePools") if isinstance(spec, dict) else None
-    return parse(
-        CivoClusterSpec,
-        spec,
-        root="spec",
-        subject=f"{KIND} spec",
-        cross_field=[*pool_problems(pools), *_system_pool_problems(pools)],
-    )
-
-
-_VALIDATED: ParseCache[CivoClusterSpec] = ParseCache(SPEC_CACHE_SIZE, SpecProblems)
-
-
-def validated_spec(xr: Composite) -> CivoClusterSpec:
-    """The XR's spec, validated once per distinct content; SpecProblems otherwise."""
-    key = xr.spec_key if xr.spec_key is not None else content_key(xr.spec)
-    return _VALIDATED.parse(key, lambda: xr.spec, parse_spec)
+_SPEC = SpecParser(CivoClusterSpec, KIND, _system_pool_problems)
+parse_spec = _SPEC.parse
+validated_spec = _SPEC.validated

@@ -6,19 +6,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from function.shared.cache import ParseCache, content_key
-from function.shared.outcome import Composite
 from function.shared.validation import (
     GPU,
-    SPEC_CACHE_SIZE,
     Credentials,
     Integer,
     SpecModel,
-    SpecProblems,
+    SpecParser,
     StrictStr,
     between,
-    parse,
-    pool_problems,
     quote,
     text,
 )
@@ -67,22 +62,6 @@ def _reserved_names(pools: Any) -> list[str]:
     ]
 
 
-def parse_spec(spec: Any) -> CoreWeaveClusterSpec:
-    """The validated spec; SpecProblems lists every bad field otherwise."""
-    pools = spec.get("nodePools") if isinstance(spec, dict) else None
-    return parse(
-        CoreWeaveClusterSpec,
-        spec,
-        root="spec",
-        subject=f"{KIND} spec",
-        cross_field=[*pool_problems(pools), *_reserved_names(pools)],
-    )
-
-
-_VALIDATED: ParseCache[CoreWeaveClusterSpec] = ParseCache(SPEC_CACHE_SIZE, SpecProblems)
-
-
-def validated_spec(xr: Composite) -> CoreWeaveClusterSpec:
-    """The XR's spec, validated once per distinct content; SpecProblems otherwise."""
-    key = xr.spec_key if xr.spec_key is not None else content_key(xr.spec)
-    return _VALIDATED.parse(key, lambda: xr.spec, parse_spec)
+_SPEC = SpecParser(CoreWeaveClusterSpec, KIND, _reserved_names)
+parse_spec = _SPEC.parse
+validated_spec = _SPEC.validated

@@ -8,11 +8,14 @@ path (spec.nodePools[1].gpu) so a user can find it in their YAML.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, Any, Literal, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import pydantic
 from pydantic import BeforeValidator, Field, StringConstraints
+
+from function.shared.cache import ParseCache, content_key
+from function.shared.outcome import Composite
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
@@ -211,3 +214,28 @@ def _number(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class SpecParser(Generic[M]):
+    """Validation of one XR kind's spec: its model plus the cross-field rules on pools, which
+    run on the raw spec so that one bad field never hides another."""
+
+    def __init__(self, model: type[M], kind: str, pool_rules: Callable[[Any], list[str]]) -> None:
+        self._model, self._kind, self._pool_rules = model, kind, pool_rules
+        self._validated: ParseCache[M] = ParseCache(SPEC_CACHE_SIZE, SpecProblems)
+
+    def parse(self, spec: Any) -> M:
+        """The validated spec; SpecProblems lists every bad field otherwise."""
+        pools = spec.get("nodePools") if isinstance(spec, dict) else None
+        return parse(
+            self._model,
+            spec,
+            root="spec",
+            subject=f"{self._kind} spec",
+            cross_field=[*pool_problems(pools), *self._pool_rules(pools)],
+        )
+
+    def validated(self, xr: Composite) -> M:
+        """The XR's spec, validated once per distinct content; SpecProblems otherwise."""
+        key = xr.spec_key if xr.spec_key is not None else content_key(xr.spec)
+        return self._validated.parse(key, lambda: xr.spec, self.parse)
