@@ -72,6 +72,7 @@ from tests.support import (  # noqa: E402
     coreweave_xr,
     credentials_secret,
     desired,
+    free_port,
     readiness,
     request,
     xr_status,
@@ -879,12 +880,6 @@ CLIENT_OPTIONS = [
     ("grpc.min_reconnect_backoff_ms", 10),
     ("grpc.max_reconnect_backoff_ms", 50),
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_listening(process: subprocess.Popen[bytes], port: int, deadline: float) -> None:

@@ -52,6 +52,7 @@ from tests.support import (  # noqa: E402
     civo_xr,
     coreweave_xr,
     credentials_secret,
+    free_port,
     request,
     run,
 )
@@ -218,12 +219,6 @@ def one_call(stub: grpcv1.FunctionRunnerServiceStub, item: Case, n: int, tally: 
         tally.record("answer", item.fatal, f"{item.label}: differs from in-process (FATAL {fatal})")
     else:
         tally.record(None, item.fatal)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager

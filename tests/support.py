@@ -7,6 +7,7 @@ import asyncio
 import base64
 import copy
 import json
+import socket
 from typing import Any
 
 from crossplane.function import logging, resource
@@ -140,6 +141,13 @@ def request(
     if step_input is not None:
         req.input.update(step_input)
     return req
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now, for a function the test starts."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def run(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:

@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from tests.support import coreweave_xr, request
+from tests.support import coreweave_xr, free_port, request
 
 FUNCTION = str(Path(sys.executable).parent / "function")
 # The SDK's flags also read these; a developer's environment must not change what is tested.
@@ -157,12 +157,6 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> PKI:
     (certs_dir / "tls.key").write_bytes(server[1])
     (certs_dir / "ca.crt").write_bytes(ca_pem)
     return PKI(certs_dir, ca_pem, client, untrusted)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager

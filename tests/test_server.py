@@ -19,16 +19,10 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
-from tests.support import ORG_TOKEN, coreweave_xr, request
+from tests.support import ORG_TOKEN, coreweave_xr, free_port, request
 from tests.test_coreweave import CREDENTIALS, cluster_up
 
 FUNCTION = str(Path(sys.executable).parent / "function")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager
