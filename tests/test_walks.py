@@ -42,6 +42,7 @@ import base64
 import copy
 import dataclasses
 import functools
+import io
 import json
 import random
 import re
@@ -49,6 +50,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+import structlog
+from crossplane.function import logging as fnlogging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
@@ -933,9 +936,38 @@ CIVO_IMMUTABLE = [
 WALK_IDS = [(kind, seed) for kind in (CW, CIVO) for seed in range(WALKS)]
 
 
+# Characters of --debug log output per walk, to show the leak check below read real logs.
+DEBUG_LOG_SIZES: dict[tuple[str, int], int] = {}
+
+
 @functools.cache
 def walked(kind: str, seed: int) -> tuple[Violation, ...]:
-    return tuple(Walk(kind, seed).walk(STEPS))
+    """Run one walk with the function logging at debug level, as `function --debug` does, and
+    check the captured log for the walk's tokens as well."""
+    buffer = io.StringIO()
+    fnlogging.configure(fnlogging.Level.DEBUG)
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
+    walk = Walk(kind, seed)
+    try:
+        found = walk.walk(STEPS)
+    finally:
+        fnlogging.configure(fnlogging.Level.DISABLED)
+        structlog.configure(logger_factory=structlog.PrintLoggerFactory())
+    logs = buffer.getvalue()
+    DEBUG_LOG_SIZES[(kind, seed)] = len(logs)
+    leaks = [
+        Violation("f", f"{kind}-{seed}", STEPS, "--debug log", f"token {token} in the log")
+        for token in walk.tokens
+        if any(form in logs for form in token_forms(token))
+    ]
+    return (*found, *leaks)
+
+
+def test_walks_logged_at_debug_without_the_token() -> None:
+    for kind, seed in WALK_IDS:
+        walked(kind, seed)
+    assert all(size > 0 for size in DEBUG_LOG_SIZES.values()), "every walk logged at debug"
+    assert not [v for v in all_violations() if v.category == "f"]
 
 
 def all_violations() -> list[Violation]:
