@@ -6,6 +6,7 @@ never a gRPC error: Crossplane then reports it on the XR and applies nothing.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -53,8 +54,16 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         try:
             outcome = run(req)
         except Exception as error:  # a reconcile must always get an answer
-            # The exception text may quote request content; only its type is safe to report.
-            self.log.exception("composition failed", error_type=type(error).__name__)
+            # Neither the exception's text nor its frames' locals (which the SDK's JSON logger
+            # would print) are safe: either can hold the org token. Type and location only.
+            self.log.error(
+                "composition failed",
+                error_type=type(error).__name__,
+                frames=[
+                    f"{frame.filename}:{frame.lineno} in {frame.name}"
+                    for frame in traceback.extract_tb(error.__traceback__)
+                ],
+            )
             outcome = Outcome.failed(
                 f"internal error ({type(error).__name__}) while composing; "
                 "the function's logs have the details"

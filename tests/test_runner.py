@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import io
 from typing import Any
 
 import pytest
+import structlog
+from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
@@ -93,3 +96,32 @@ def test_response_keeps_tag_and_ttl_and_earlier_steps_desired_state() -> None:
     assert rsp.meta.ttl.seconds == 60
     assert "from-an-earlier-step" in rsp.desired.resources
     assert {"vpc", "cks-cluster", "usage-vpc-by-cluster"} <= set(rsp.desired.resources)
+
+
+@pytest.mark.parametrize("level", [logging.Level.INFO, logging.Level.DEBUG], ids=["info", "debug"])
+def test_internal_fault_log_names_the_place_but_no_content(
+    monkeypatch: pytest.MonkeyPatch, level: logging.Level
+) -> None:
+    """The SDK's JSON logger prints every frame's locals with a traceback; a token held in a
+    local variable or quoted by the exception must still not reach the log."""
+
+    def broken(*_: Any) -> Any:
+        token = "CW-SECRET-held-in-a-local"
+        raise ValueError(f"cannot use {token}")
+
+    monkeypatch.setitem(
+        runner.CORES, ("infrastructure.modelplane.ai/v1alpha1", "CoreWeaveCluster"), broken
+    )
+    buffer = io.StringIO()
+    logging.configure(level)
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
+    try:
+        run(request(coreweave_xr()))
+    finally:
+        logging.configure(logging.Level.DISABLED)
+        structlog.configure(logger_factory=structlog.PrintLoggerFactory())
+    logged = buffer.getvalue()
+    assert "composition failed" in logged
+    assert "ValueError" in logged
+    assert "in broken" in logged, "the failing frame is named"
+    assert "CW-SECRET" not in logged
