@@ -113,13 +113,14 @@ def test_internal_fault_log_names_the_place_but_no_content(
         runner.CORES, ("infrastructure.modelplane.ai/v1alpha1", "CoreWeaveCluster"), broken
     )
     buffer = io.StringIO()
+    structlog.reset_defaults()  # an earlier INFO configuration leaves a level filter behind
     logging.configure(level)
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
     try:
         run(request(coreweave_xr()))
     finally:
+        structlog.reset_defaults()
         logging.configure(logging.Level.DISABLED)
-        structlog.configure(logger_factory=structlog.PrintLoggerFactory())
     logged = buffer.getvalue()
     assert "composition failed" in logged
     assert "ValueError" in logged

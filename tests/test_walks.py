@@ -945,14 +945,15 @@ def walked(kind: str, seed: int) -> tuple[Violation, ...]:
     """Run one walk with the function logging at debug level, as `function --debug` does, and
     check the captured log for the walk's tokens as well."""
     buffer = io.StringIO()
+    structlog.reset_defaults()  # an earlier INFO configuration leaves a level filter behind
     fnlogging.configure(fnlogging.Level.DEBUG)
     structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
     walk = Walk(kind, seed)
     try:
         found = walk.walk(STEPS)
     finally:
+        structlog.reset_defaults()
         fnlogging.configure(fnlogging.Level.DISABLED)
-        structlog.configure(logger_factory=structlog.PrintLoggerFactory())
     logs = buffer.getvalue()
     DEBUG_LOG_SIZES[(kind, seed)] = len(logs)
     leaks = [
