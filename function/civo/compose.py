@@ -251,8 +251,7 @@ class _Composer(Composer):
     def _pools(self, region: str, pools: list[tuple[int, NodePool]]) -> None:
         if not pools:
             return
-        opened = self.cluster.ready or any(self.observed[pool_key(p.name)].exists for _, p in pools)
-        if not opened:
+        if not (self.cluster.ready or self._any_pool_observed([p for _, p in pools])):
             why = (
                 f'waiting for Civo cluster "{self.cloud_name}" to become Ready before adding '
                 f"node pools {', '.join(p.name for _, p in pools)}"

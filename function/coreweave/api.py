@@ -36,10 +36,6 @@ class NodePool(SpecModel):
     gpu: GPU | None = None
 
     @property
-    def autoscaled(self) -> bool:
-        return self.maxNodeCount is not None
-
-    @property
     def is_gpu(self) -> bool:
         return self.role == "GPU"
 

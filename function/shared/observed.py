@@ -120,14 +120,6 @@ class View:
             return View(value.struct_value)
         return View(None)
 
-    def items(self, *path: str | int) -> Iterator[View]:
-        """Each object in the list at path (non-objects are skipped)."""
-        value = self._value(path)
-        if isinstance(value, structpb.Value) and value.WhichOneof("kind") == "list_value":
-            for item in value.list_value.values:
-                if item.WhichOneof("kind") == "struct_value":
-                    yield View(item.struct_value)
-
     def condition_status(self, condition_type: str) -> str:
         """status of the named condition: "True", "False" or "Unknown" when absent or garbled."""
         conditions = self._value(("status", "conditions"))
