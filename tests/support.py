@@ -143,6 +143,20 @@ def request(
     return req
 
 
+# Kinds Kubernetes serves itself: there is no CRD in ../shared/crds to validate them against.
+CORE_KINDS = {("v1", "Secret")}
+
+
+def token_forms(token: str) -> list[str]:
+    """The token as text, JSON-escaped, and in every base64 alignment it could take inside
+    larger data: what a leak check must look for."""
+    forms = [token, json.dumps(token)[1:-1]]
+    for pad in range(3):
+        encoded = base64.b64encode(b"x" * pad + token.encode()).decode()
+        forms.append(encoded[4 if pad else 0 : -4])
+    return forms
+
+
 def free_port() -> int:
     """A loopback port nothing listens on right now, for a function the test starts."""
     with socket.socket() as sock:

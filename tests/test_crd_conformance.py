@@ -15,6 +15,7 @@ from tests import coreweave_expected as expected
 from tests.crdcheck import CrdCatalog, shared_crds_dir
 from tests.support import (
     CLUSTER_PROVIDER_CONFIG,
+    CORE_KINDS,
     ENDPOINT,
     World,
     civo_xr,
@@ -29,8 +30,6 @@ if CRDS is None:
     pytest.skip("../shared/crds not found: CRD validation skipped", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[1]
-# Kubernetes serves these itself; there is no CRD to check them against.
-CORE_KINDS = {("v1", "Secret")}
 
 
 @pytest.fixture(scope="module")

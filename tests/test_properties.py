@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
 from tests.support import (
     CLUSTER_PROVIDER_CONFIG,
+    CORE_KINDS,
     ENDPOINT,
     NAMESPACE,
     World,
@@ -47,6 +48,7 @@ from tests.support import (
     request,
     results,
     run,
+    token_forms,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,7 +59,6 @@ needs_crds = pytest.mark.skipif(
 # The project's own XRDs: the reference for which specs are valid.
 XRD_CATALOG = CrdCatalog.load(*sorted((ROOT / "apis").glob("*/definition.yaml")))
 # Kubernetes serves these itself; there is no CRD to check them against.
-CORE_KINDS = {("v1", "Secret")}
 
 API_VERSION = "infrastructure.modelplane.ai/v1alpha1"
 FATAL_PATH = re.compile(r"(spec|metadata|input)(\.[A-Za-z]+|\[\d+\])*:")
@@ -760,15 +761,6 @@ def object_problems(rsp: fnv1.RunFunctionResponse) -> dict[str, list[str]]:
 def check_composed(rsp: fnv1.RunFunctionResponse) -> None:
     assert not fatal_messages(rsp), results(rsp)
     assert object_problems(rsp) == {}
-
-
-def token_forms(token: str) -> list[str]:
-    """The token as text and in every base64 alignment it could take inside larger data."""
-    forms = [token, json.dumps(token)[1:-1]]
-    for pad in range(3):
-        encoded = base64.b64encode(b"x" * pad + token.encode()).decode()
-        forms.append(encoded[4 if pad else 0 : -4])
-    return forms
 
 
 def check_token_confined(rsp: fnv1.RunFunctionResponse, *, kubeconfig: bool = True) -> None:

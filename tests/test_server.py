@@ -19,7 +19,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
-from tests.support import ORG_TOKEN, coreweave_xr, free_port, request
+from tests.support import ORG_TOKEN, coreweave_xr, free_port, request, token_forms
 from tests.test_coreweave import CREDENTIALS, cluster_up
 
 FUNCTION = str(Path(sys.executable).parent / "function")
@@ -90,15 +90,6 @@ def test_exits_nonzero_when_tls_files_are_missing(tmp_path: Path) -> None:
     assert f"No such file or directory: '{tmp_path}/tls.crt'" in done.stderr
 
 
-def token_forms() -> list[str]:
-    """The token as text and in every base64 alignment it could take inside larger data."""
-    forms = [ORG_TOKEN]
-    for pad in range(3):
-        encoded = base64.b64encode(b"x" * pad + ORG_TOKEN.encode()).decode()
-        forms.append(encoded[4 if pad else 0 : -4])
-    return forms
-
-
 def test_token_only_in_the_kubeconfig_secret_even_at_debug() -> None:
     requests = [
         request(coreweave_xr(), cluster_up(), CREDENTIALS),
@@ -130,7 +121,7 @@ def test_token_only_in_the_kubeconfig_secret_even_at_debug() -> None:
         *(json.dumps(json_format.MessageToDict(r)) for r in responses[1:]),
     ]
     for text in rest:
-        for form in token_forms():
+        for form in token_forms(ORG_TOKEN):
             assert form not in text
     assert responses[2].results[0].severity == fnv1.SEVERITY_FATAL
 

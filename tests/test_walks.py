@@ -58,6 +58,7 @@ from google.protobuf import json_format
 from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
 from tests.support import (
     CLUSTER_PROVIDER_CONFIG,
+    CORE_KINDS,
     ENDPOINT,
     NAMESPACE,
     World,
@@ -67,13 +68,13 @@ from tests.support import (
     request,
     results,
     run,
+    token_forms,
     xr_status,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()
 XRD_CATALOG = CrdCatalog.load(*sorted((ROOT / "apis").glob("*/definition.yaml")))
-CORE_KINDS = {("v1", "Secret")}
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 FATAL_PATH = re.compile(r"(spec|metadata|input)(\.[A-Za-z]+|\[\d+\])*:")
 
@@ -101,14 +102,6 @@ def at(obj: Any, *path: str) -> Any:
             return MISSING
         obj = obj[part]
     return obj
-
-
-def token_forms(token: str) -> list[str]:
-    forms = [token]
-    for pad in range(3):
-        encoded = base64.b64encode(b"x" * pad + token.encode()).decode()
-        forms.append(encoded[4 if pad else 0 : -4])
-    return forms
 
 
 @functools.lru_cache(maxsize=8192)
