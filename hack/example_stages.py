@@ -1,4 +1,4 @@
-"""Regenerate examples/<cloud>/observed/<stage>.yaml: what Crossplane would observe at each
+"""Regenerate example/<cloud>/observed/<stage>.yaml: what Crossplane would observe at each
 lifecycle stage of the example XR.
 
 Each stage is reached the way a real control plane gets there: the function's own desired
@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support import World  # noqa: E402
 
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "example"
 CKS_ENDPOINT = "inference-east-7f3a9c.k8s.us-east-04a.coreweave.com"
 
 SHARED_VAST = {

@@ -1,6 +1,6 @@
 """Render every example stage with the real Crossplane CLI and validate it offline.
 
-  --write  regenerate examples/<cloud>/rendered/<stage>.yaml
+  --write  regenerate example/<cloud>/rendered/<stage>.yaml
   --check  re-render, fail on any difference from the committed files, and pipe each stage
            (plus the XRDs, Compositions and step-input CRD) through `crank beta validate`
            against ../shared/crds and the project's own XRDs.
@@ -25,14 +25,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "example"
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
 # Composition of each example folder.
 COMPOSITIONS = {
     "coreweave": ROOT / "apis" / "coreweaveclusters" / "composition.yaml",
     "civo": ROOT / "apis" / "civoclusters" / "composition.yaml",
 }
-# Stages in lifecycle order; each has examples/<cloud>/observed/<stage>.yaml.
+# Stages in lifecycle order; each has example/<cloud>/observed/<stage>.yaml.
 STAGES = ("new", "cluster-ready", "converged", "ready-flap")
 # beta validate always adds the Crossplane image as a dependency; an existing cache directory
 # for it stops the download (this machine has no registry access).

@@ -133,5 +133,5 @@ def test_validator_would_catch_a_broken_cluster(catalog: CrdCatalog) -> None:
 
 @pytest.mark.parametrize("cloud", ["coreweave", "civo"])
 def test_example_xr_validates_against_the_xrd(catalog: CrdCatalog, cloud: str) -> None:
-    xr = yaml.safe_load((ROOT / "examples" / cloud / "xr.yaml").read_text())
+    xr = yaml.safe_load((ROOT / "example" / cloud / "xr.yaml").read_text())
     assert catalog.validate(xr) == []
