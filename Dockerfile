@@ -1,46 +1,38 @@
 # syntax=docker/dockerfile:1
 
-# Runtime image of function-inference-clusters.
+# Runtime image of function-inference-clusters, for users with Docker. `make image` builds the
+# same image without Docker (hack/image/); the two cannot drift apart because both install the
+# same wheels with the same script, hack/image/install-venv.sh, on the same Debian and Python:
 #
-# Both stages run on the same image, so the venv built in the first stage is
-# used on exactly the Debian (12, bookworm) and Python (3.11) it was built for:
-# the venv's bin/python links to /usr/local/bin/python3.11, which exists in
-# both stages, and compiled wheels (grpcio, pydantic-core) match the runtime's
-# glibc and ABI. This is the simplest correct layout. (The upstream Python
-# function template builds on one Debian and runs on distroless Debian 12,
-# which breaks as soon as the two Debian releases ship different Python
-# minors.) The price is a bigger image that also holds a shell and pip.
+#   make wheels    # this checkout's wheel + the locked dependency wheels -> build/wheels
+#   docker build --tag=function-inference-clusters:v0.1.0 .
 #
-# No `--platform=$BUILDPLATFORM` on the build stage: the wheels are
-# platform-specific, so the venv must be built for the target platform.
-ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+# Debian 12's own python3 (3.11) rather than the python:3.11 image, whose Python lives in
+# /usr/local and follows its own patch releases: make image installs Debian's packages too.
+# The wheels are installed with no package index, so the build needs no PyPI access.
+# tests/image/test_dockerfile.py checks that entrypoint, user, port, environment, Debian
+# release and installed distributions match the image make image builds.
+ARG BASE_IMAGE=debian:bookworm-slim
 
-FROM ${PYTHON_IMAGE} AS build
+FROM ${BASE_IMAGE}
 
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    PIP_NO_CACHE_DIR=1
+# One RUN, so that neither the wheels nor apt's lists end up in a layer; install-venv.sh
+# removes pip, setuptools and Debian's venv/ensurepip packages once the function is installed.
+RUN --mount=type=bind,source=build/wheels,target=/tmp/wheels \
+    --mount=type=bind,source=hack/image/install-venv.sh,target=/tmp/install-venv.sh \
+    apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        python3 python3-venv libstdc++6 \
+    && sh /tmp/install-venv.sh /tmp/wheels \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log /var/cache/debconf/*-old
 
-# .dockerignore limits the context to what the wheel needs (pyproject.toml,
-# README.md, function/).
-WORKDIR /build
-COPY . .
-
-# Install the project and its pinned dependencies into a fresh venv. The path
-# must stay the same in the runtime stage, or the scripts' shebangs break.
-RUN python -m venv /venv/fn \
-    && /venv/fn/bin/pip install .
-
-FROM ${PYTHON_IMAGE} AS image
-
-ENV PYTHONDONTWRITEBYTECODE=1 \
+ENV PATH=/venv/fn/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PYTHONUNBUFFERED=1 \
-    PATH=/venv/fn/bin:${PATH}
+    PYTHONDONTWRITEBYTECODE=1
 
-COPY --from=build /venv/fn /venv/fn
-
-# Crossplane runs function pods as UID/GID 2000 by default; numeric so that
-# Kubernetes' runAsNonRoot check can verify it.
+# Crossplane runs function pods as UID/GID 2000 by default; numeric so that Kubernetes'
+# runAsNonRoot check can verify it.
 USER 2000:2000
 
 # gRPC port Crossplane dials (TLS certs come from TLS_SERVER_CERTS_DIR).

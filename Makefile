@@ -34,7 +34,7 @@ unit: $(STAMP)
 crank:
 	-bash hack/install-crank.sh
 
-## render: regenerate examples/<cloud>/rendered/<stage>.yaml with the real crank render
+## render: regenerate example/<cloud>/rendered/<stage>.yaml with the real crank render
 render: $(STAMP) crank
 	$(BIN)/python hack/render.py --write
 
@@ -50,3 +50,33 @@ clean:
 ## bench: converged 8-pool XRs vs no-op and replay floors: latency, throughput, CPU, RSS, cold start -> bench/results.md
 bench: $(STAMP)
 	$(BIN)/python hack/bench.py
+
+.PHONY: wheels image xpkg image-test image-lock
+
+# Any fixed time makes rebuilds byte-identical; the content, not the clock, identifies an image.
+SOURCE_DATE_EPOCH ?= 1764547200
+export SOURCE_DATE_EPOCH
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+IMAGE_TAG ?= function-inference-clusters:v$(VERSION)
+CRANK ?= $(shell command -v crank || echo "$$(go env GOPATH 2>/dev/null || echo $$HOME/go)/bin/crank")
+
+## wheels: this checkout's wheel + the locked dependency wheels -> build/wheels (what the Dockerfile installs)
+wheels:
+	python3 hack/image/wheels.py
+
+## image: the runtime image as a docker-save tarball, no Docker needed (mmdebstrap, as root) -> build/image.tar
+image:
+	bash hack/image/build.sh build/image.tar $(IMAGE_TAG)
+
+## xpkg: the Function package with the runtime image embedded -> build/function-inference-clusters.xpkg
+xpkg: image crank
+	$(CRANK) xpkg build -f package --embed-runtime-image-tarball=build/image.tar \
+		-o build/function-inference-clusters.xpkg
+
+## image-test: run the built image (chroot as UID 2000: mTLS, renders) and inspect the xpkg
+image-test: xpkg $(STAMP)
+	$(BIN)/pytest tests/image
+
+## image-lock: re-resolve the image's dependency wheels into hack/image/requirements.lock
+image-lock:
+	python3 hack/image/wheels.py --lock

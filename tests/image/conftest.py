@@ -1,0 +1,195 @@
+"""Fixtures for the built runtime image (build/image.tar) and Function package (build/*.xpkg).
+
+The image is tested as Crossplane runs it, without a container runtime: its layer is unpacked
+into a scratch root, and the entrypoint runs there with `unshare --mount --pid --fork` + `chroot
+--userspec=2000:2000`, with the image config's environment, its own /proc, the host's /dev and,
+when asked, a certificate folder mounted at /tls/server as Crossplane mounts its Secret.
+
+Everything skips, saying why, when the artifacts are missing (`make image-test` builds them) or
+when the tests cannot unshare and chroot (they need root).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import tarfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.support import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+IMAGE_TAR = BUILD / "image.tar"
+XPKG = BUILD / "function-inference-clusters.xpkg"
+# Where Crossplane mounts the function's server certificate Secret (TLS_SERVER_CERTS_DIR).
+CERTS_MOUNT = "/tls/server"
+# A cold Python start in the image takes about a second; a busy CI machine may need more.
+START_TIMEOUT = 30
+# The SDK waits up to 5 s for in-flight calls on SIGTERM.
+STOP_TIMEOUT = 15
+
+
+def read_docker_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """manifest entry, config and layer member names of a one-image `docker save` tarball."""
+    with tarfile.open(path) as archive:
+        (manifest,) = json.load(_member(archive, "manifest.json"))
+        config = json.load(_member(archive, manifest["Config"]))
+    return manifest, config, list(manifest["Layers"])
+
+
+def _member(archive: tarfile.TarFile, name: str) -> Any:
+    handle = archive.extractfile(name)
+    assert handle is not None, f"{name} is not a file in the archive"
+    return handle
+
+
+@dataclass(frozen=True)
+class Image:
+    config: dict[str, Any]
+    rootfs: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return dict(item.split("=", 1) for item in self.config["config"]["Env"])
+
+
+def _load_script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "hack" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def render_script() -> ModuleType:
+    """hack/render.py: the one place that knows how the committed renders are produced."""
+    return _load_script("render")
+
+
+@pytest.fixture(scope="session")
+def crank(render_script: ModuleType) -> str:
+    found = render_script.find_crank()
+    if found is None:
+        pytest.skip("the Crossplane CLI (crank) is not installed: run `make crank` (needs Go)")
+    return str(found)
+
+
+@pytest.fixture(scope="session")
+def image_tar() -> Path:
+    if not IMAGE_TAR.exists():
+        pytest.skip(
+            f"{IMAGE_TAR.relative_to(ROOT)} not found: run `make image` (or `make image-test`)"
+        )
+    return IMAGE_TAR
+
+
+@pytest.fixture(scope="session")
+def xpkg() -> Path:
+    if not XPKG.exists():
+        pytest.skip(f"{XPKG.relative_to(ROOT)} not found: run `make xpkg` (or `make image-test`)")
+    return XPKG
+
+
+@pytest.fixture(scope="session")
+def image(image_tar: Path, tmp_path_factory: pytest.TempPathFactory) -> Image:
+    """The image config and its layer unpacked, owners and modes as in the image."""
+    if os.geteuid() != 0:
+        pytest.skip("running the image with unshare and chroot needs root")
+    for tool in ("unshare", "chroot", "tar"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed")
+    _, config, layers = read_docker_archive(image_tar)
+    rootfs = tmp_path_factory.mktemp("rootfs")
+    with tarfile.open(image_tar) as archive:
+        for layer in layers:
+            unpack = subprocess.Popen(
+                ["tar", "--extract", "--gzip", "--numeric-owner", f"--directory={rootfs}"],
+                stdin=subprocess.PIPE,
+            )
+            assert unpack.stdin is not None
+            with unpack.stdin:
+                shutil.copyfileobj(_member(archive, layer), unpack.stdin, 1 << 20)
+            assert unpack.wait() == 0, f"tar could not unpack layer {layer}"
+    (rootfs / CERTS_MOUNT.lstrip("/")).mkdir(parents=True)
+    return Image(config, rootfs)
+
+
+@dataclass
+class Running:
+    address: str
+    pid: int
+    """the function's own PID (PID 1 of its namespace, as in a pod)"""
+
+
+def _namespace_child(unshare_pid: int) -> int | None:
+    children = Path(f"/proc/{unshare_pid}/task/{unshare_pid}/children")
+    with contextlib.suppress(OSError):
+        pids = children.read_text().split()
+        return int(pids[0]) if pids else None
+    return None
+
+
+@contextlib.contextmanager
+def run_image(
+    image: Image, *flags: str, env: dict[str, str] | None = None, certs: Path | None = None
+) -> Iterator[Running]:
+    """The image's entrypoint on a free loopback port, as UID/GID 2000 in its own mount and PID
+    namespaces; stopped with SIGTERM, as Kubernetes stops a pod, which must end it cleanly."""
+    port = free_port()
+    root = shlex.quote(str(image.rootfs))
+    mounts = [f"mount -t proc proc {root}/proc", f"mount --rbind /dev {root}/dev"]
+    if certs is not None:
+        mounts.append(f"mount --bind -o ro {shlex.quote(str(certs))} {root}{CERTS_MOUNT}")
+    entrypoint = " ".join(shlex.quote(a) for a in image.config["config"]["Entrypoint"])
+    user = image.config["config"]["User"]
+    script = (
+        " && ".join(mounts)
+        + f" && exec chroot --userspec={user} {root} {entrypoint}"
+        + f" --address=127.0.0.1:{port} "
+        + " ".join(shlex.quote(f) for f in flags)
+    )
+    process = subprocess.Popen(
+        ["unshare", "--mount", "--pid", "--fork", "--kill-child", "sh", "-c", script],
+        env={**image.env, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                output = process.stdout.read().decode() if process.stdout else ""
+                pytest.fail(f"the image's function exited during startup:\n{output}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            assert time.monotonic() < deadline, f"not listening within {START_TIMEOUT}s"
+            time.sleep(0.05)
+        pid = _namespace_child(process.pid)
+        assert pid is not None, "unshare has no child process"
+        yield Running(f"127.0.0.1:{port}", pid)
+        assert process.poll() is None, "the function died while serving"
+        # unshare does not forward signals: stop the function itself, by its PID.
+        os.kill(pid, signal.SIGTERM)
+        code = process.wait(timeout=STOP_TIMEOUT)
+        output = process.stdout.read().decode() if process.stdout else ""
+        assert code == 0, f"the function exited {code} on SIGTERM:\n{output}"
+    finally:
+        if process.poll() is None:
+            process.kill()  # --kill-child takes the function with it
+            process.wait(timeout=STOP_TIMEOUT)

@@ -1,0 +1,144 @@
+"""The built runtime image, run the way Crossplane runs it: its entrypoint as UID/GID 2000,
+mTLS with the certificates Crossplane mounts in TLS_SERVER_CERTS_DIR, plaintext only with
+--insecure, and `crank render` through it reproducing the committed renders byte for byte."""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+from pathlib import Path
+from types import ModuleType
+
+import grpc
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from tests.image.conftest import CERTS_MOUNT, Image, run_image
+from tests.test_mtls import PKI, call, check_refused, check_served, issue, make_ca, mtls
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> PKI:
+    """A CA, the function's server certificate and a client certificate, as Crossplane issues
+    them, in a folder readable by UID 2000 (Kubernetes mounts Secret files 0644)."""
+    ca, ca_key = make_ca("crossplane-root-ca (image test)")
+    other_ca, other_key = make_ca("someone-else-ca (image test)")
+    server = issue(
+        ca,
+        ca_key,
+        "function-inference-clusters",
+        usage=ExtendedKeyUsageOID.SERVER_AUTH,
+        sans=[x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")],
+    )
+    client = issue(ca, ca_key, "crossplane", usage=ExtendedKeyUsageOID.CLIENT_AUTH)
+    untrusted = issue(other_ca, other_key, "crossplane", usage=ExtendedKeyUsageOID.CLIENT_AUTH)
+    certs = tmp_path_factory.mktemp("tls-server")
+    certs.chmod(0o755)
+    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
+    for name, data in (("tls.crt", server[0]), ("tls.key", server[1]), ("ca.crt", ca_pem)):
+        (certs / name).write_bytes(data)
+        (certs / name).chmod(0o644)
+    return PKI(certs, ca_pem, client, untrusted)
+
+
+def process_ids(pid: int) -> dict[str, list[int]]:
+    """Real, effective, saved and filesystem UIDs and GIDs of a process."""
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("Uid", "Gid"):
+            fields[key] = [int(v) for v in value.split()]
+    return fields
+
+
+def test_serves_mtls_as_uid_2000_with_crossplanes_certificates(image: Image, pki: PKI) -> None:
+    env = {"TLS_SERVER_CERTS_DIR": CERTS_MOUNT}
+    with run_image(image, env=env, certs=pki.certs_dir) as running:
+        assert process_ids(running.pid) == {"Uid": [2000] * 4, "Gid": [2000] * 4}
+        with mtls(running.address, pki, pki.client) as channel:
+            check_served(call(channel))
+        with mtls(running.address, pki, None) as channel:
+            check_refused(channel)
+        with mtls(running.address, pki, pki.untrusted_client) as channel:
+            check_refused(channel)
+        with grpc.insecure_channel(running.address) as channel:
+            check_refused(channel)
+
+
+def test_plaintext_only_with_insecure(image: Image) -> None:
+    with run_image(image, "--insecure") as running:
+        assert process_ids(running.pid)["Uid"] == [2000] * 4
+        with grpc.insecure_channel(running.address) as channel:
+            check_served(call(channel))
+
+
+def test_refuses_to_start_without_certificates_or_insecure(image: Image) -> None:
+    entrypoint = image.config["config"]["Entrypoint"]
+    done = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "chroot",
+            f"--userspec={image.config['config']['User']}",
+            str(image.rootfs),
+            *entrypoint,
+            "--address=127.0.0.1:0",
+        ],
+        env=image.env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pass --insecure to serve plaintext" in done.stderr
+
+
+def test_crank_render_through_the_image_reproduces_the_committed_renders(
+    image: Image, crank: str, render_script: ModuleType, tmp_path: Path
+) -> None:
+    """What `make render-check` compares, with the function served from the image."""
+    differing = []
+    with run_image(image, "--insecure") as running:
+        port = int(running.address.rsplit(":", 1)[1])
+        for cloud in render_script.COMPOSITIONS:
+            for stage in render_script.STAGES:
+                rendered = render_script.render(crank, cloud, stage, port, tmp_path, results=True)
+                committed = render_script.EXAMPLES / cloud / "rendered" / f"{stage}.yaml"
+                if rendered != committed.read_text():
+                    differing.append(f"{cloud}/{stage}")
+    assert differing == [], (
+        f"renders through the image differ from the committed ones: {differing} (the image "
+        "holds this checkout's function/: `make render` refreshes the renders after a change)"
+    )
+
+
+def test_image_holds_no_installers_or_build_tools(image: Image) -> None:
+    site_packages = next((image.rootfs / "venv/fn/lib").glob("python3*/site-packages"))
+    leftovers = sorted(
+        str(path.relative_to(image.rootfs))
+        for pattern in ("pip", "pip-*", "setuptools", "setuptools-*", "wheel", "wheel-*")
+        for path in site_packages.glob(pattern)
+    )
+    leftovers += sorted(
+        str(path.relative_to(image.rootfs))
+        for path in (image.rootfs / "venv/fn/bin").glob("*")
+        if path.name.startswith(("pip", "easy_install", "wheel"))
+    )
+    leftovers += [
+        f"/{path}"
+        for path in ("usr/share/python-wheels", "usr/lib/python3.11/ensurepip", "usr/bin/gcc")
+        if (image.rootfs / path).exists()
+    ]
+    installed = (image.rootfs / "var/lib/dpkg/status").read_text()
+    leftovers += [
+        f"package {name}"
+        for name in ("python3-pip-whl", "python3-setuptools-whl", "python3-venv", "apt")
+        if f"\nPackage: {name}\n" in f"\n{installed}"
+    ]
+    assert leftovers == []
