@@ -13,6 +13,7 @@ from function.shared.validation import (
     Integer,
     SpecModel,
     SpecProblems,
+    StrictBool,
     StrictStr,
     between,
     parse,
@@ -48,6 +49,11 @@ class ClusterAutoscalerChart(SpecModel):
     )
     # Pinned: an unpinned chart would be late-initialised to whatever is newest at install.
     chartVersion: Annotated[StrictStr, text(5, 32, r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "9.59.0"
+    # Unset: the release matching the cluster's Kubernetes minor (function/civo/autoscaler.py).
+    imageTag: Annotated[StrictStr, text(1, 128, r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")] | None = None
+    # False as in Civo's own autoscaler, so nodes with emptyDir model caches can scale down.
+    skipNodesWithLocalStorage: StrictBool = False
+    skipNodesWithSystemPods: StrictBool = False
 
 
 class CivoInput(SpecModel):

@@ -171,6 +171,12 @@ def autoscaler(groups: list[dict[str, Any]]) -> dict[str, Any]:
                     "cloudProvider": "civo",
                     "secretKeyRefNameOverride": "civo-api-access",
                     "autoscalingGroups": groups,
+                    "extraArgs": {
+                        "skip-nodes-with-local-storage": False,
+                        "skip-nodes-with-system-pods": False,
+                    },
+                    # CIVO_XR runs Kubernetes 1.34.
+                    "image": {"tag": "v1.34.5"},
                 },
             },
             "managementPolicies": ["Observe", "Create", "Update", "LateInitialize"],

@@ -112,6 +112,48 @@ def credentials_secret(
     }
 
 
+# What provider-upjet-civo writes to a Civo cluster's connection Secret (certificates elided).
+CIVO_KUBECONFIG = """apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: LS0tLS1CRUdJTi...
+    server: https://74.220.17.2:6443
+  name: inference-lon-34d99
+contexts:
+- context:
+    cluster: inference-lon-34d99
+    user: inference-lon-34d99
+  name: inference-lon-34d99
+current-context: inference-lon-34d99
+kind: Config
+users:
+- name: inference-lon-34d99
+  user:
+    client-certificate-data: LS0tLS1CRUdJTi...
+    client-key-data: LS0tLS1CRUdJTi...
+"""
+CIVO_SECRET_NAME = "inference-lon-civo-kubeconfig-e024f"
+
+
+def civo_connection_secret(
+    *keys: str, name: str = CIVO_SECRET_NAME, namespace: str = NAMESPACE
+) -> dict[str, Any]:
+    """The cluster's connection Secret with the kubeconfig under each of keys."""
+    encoded = base64.b64encode(CIVO_KUBECONFIG.encode()).decode()
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "type": "connection.crossplane.io/v1alpha1",
+        "data": dict.fromkeys(keys or ("kubeconfig",), encoded),
+    }
+
+
+def civo_required(*keys: str) -> dict[str, list[dict[str, Any]]]:
+    """required_resources carrying the connection Secret, as Crossplane resolves it."""
+    return {"civo-connection-secret": [civo_connection_secret(*keys)]}
+
+
 def coreweave_xr(**spec: Any) -> dict[str, Any]:
     xr = copy.deepcopy(COREWEAVE_XR)
     xr["spec"].update(spec)
@@ -214,7 +256,25 @@ class World:
         self.responses.append(rsp)
         if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
             self._apply(rsp)
+            self._write_xr_status(rsp)
         return rsp
+
+    def _write_xr_status(self, rsp: fnv1.RunFunctionResponse) -> None:
+        """Crossplane writes the desired XR status and the function's conditions to the XR and
+        sends them as the observed composite next time."""
+        statuses = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
+        self.xr["status"] = {
+            **xr_status(rsp),
+            "conditions": [
+                {
+                    "type": c.type,
+                    "status": statuses.get(c.status, "Unknown"),
+                    "reason": c.reason,
+                    "lastTransitionTime": "2026-11-30T00:00:00Z",
+                }
+                for c in rsp.conditions
+            ],
+        }
 
     def _resolve(self, selector: fnv1.ResourceSelector) -> list[dict[str, Any]]:
         return [

@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from tests import civo_expected as expected
-from tests.support import civo_xr, conditions, desired, request, results, run, xr_status
+from tests.support import (
+    civo_required,
+    civo_xr,
+    conditions,
+    desired,
+    request,
+    results,
+    run,
+)
 
 READY = {
     "conditions": [
@@ -31,7 +39,7 @@ def cluster_up(**for_provider: Any) -> dict[str, dict[str, Any]]:
 
 
 def pool(name: str, **fields: Any) -> dict[str, Any]:
-    return {"name": name, "size": "g4s.kube.large", **fields}
+    return {"name": name, "role": "System", "size": "g4s.kube.large", **fields}
 
 
 SYSTEM = {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2}
@@ -120,7 +128,7 @@ BASE_FOR_PROVIDER = {"clusterIdRef": {"name": expected.CLUSTER_NAME}, "region": 
                 },
                 "managementPolicies": ["*"],
             },
-            id="fixed-worker-pool",
+            id="fixed-system-pool-named-workers",
         ),
         pytest.param(
             pool("more-system", role="System", nodeCount=1, minNodeCount=1, maxNodeCount=3),
@@ -312,7 +320,7 @@ def test_autoscaler_groups_come_from_observed_pool_ids(
     state = cluster_up()
     for name, (pool_id, created) in observed_pools.items():
         state[f"nodepool-{name}"] = observed_pool(name, pool_id, created)
-    rsp = run(request(civo_xr(nodePools=AUTOSCALED), state))
+    rsp = run(request(civo_xr(nodePools=AUTOSCALED), state, civo_required()))
     composed = desired(rsp)
     if groups is None:
         assert "cluster-autoscaler" not in composed
@@ -321,6 +329,30 @@ def test_autoscaler_groups_come_from_observed_pool_ids(
         assert composed["cluster-autoscaler"] == expected.autoscaler(groups)
         assert composed["helm-providerconfig"] == expected.HELM_PROVIDER_CONFIG
     assert [m for s, m in results(rsp) if s == "Normal"] == ([message] if message else [])
+
+
+@pytest.mark.parametrize(
+    ("pools", "message"),
+    [
+        pytest.param(
+            [SYSTEM, {"name": "l40s", "size": "an.g1.l40s.kube.x1"}],
+            "invalid CivoCluster spec (1 problem): spec.nodePools[1].role: required",
+            id="role-required",
+        ),
+        pytest.param(
+            [SYSTEM, pool("workers", nodeCount=1, maxNodeCount=4)],
+            "invalid CivoCluster spec (1 problem): spec.nodePools[1].name: an autoscaled pool "
+            'cannot be named "workers": its Civo pool ID would be "workers", which the '
+            "cluster-autoscaler treats as the node group of every pool, so its bounds would "
+            "apply to all pools; rename the pool or remove maxNodeCount",
+            id="autoscaled-workers",
+        ),
+    ],
+)
+def test_api_reference_rules(pools: list[dict[str, Any]], message: str) -> None:
+    rsp = run(request(civo_xr(nodePools=pools), cluster_up(), civo_required()))
+    assert results(rsp) == [("Fatal", message)]
+    assert not rsp.desired.resources, "a FATAL applies nothing, so nothing composed is lost"
 
 
 def test_invalid_step_input_is_fatal() -> None:
@@ -342,7 +374,7 @@ def test_invalid_step_input_is_fatal() -> None:
 def test_composed_resource_names_are_stable() -> None:
     state = cluster_up()
     state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", True)
-    rsp = run(request(civo_xr(), state))
+    rsp = run(request(civo_xr(), state, civo_required()))
     names = {key: body["metadata"]["name"] for key, body in desired(rsp).items()}
     assert names == {
         "network": "inference-lon-network-5c63f",
@@ -373,23 +405,12 @@ def test_live_cluster_created_without_applications_gets_none_added() -> None:
     )
 
 
-def test_published_kubeconfig_stays_while_cluster_status_flaps() -> None:
-    state = cluster_up()
-    state["civo-cluster"]["status"] = {}
-    xr = civo_xr()
-    published = {"type": "Kubeconfig", "name": expected.SECRET_NAME, "key": "kubeconfig"}
-    xr["status"] = {"secrets": [published]}
-    assert xr_status(run(request(xr, state))) == {"secrets": [published]}
-    del xr["status"]
-    assert xr_status(run(request(xr, state))) == {}, "not published before the cluster exists"
-
-
 def test_autoscaler_keeps_a_known_group_while_pool_status_flaps() -> None:
     state = cluster_up()
     state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", created=False)
     release = copy.deepcopy(expected.autoscaler([expected.L40S_GROUP]))
     release["status"] = READY
     state["cluster-autoscaler"] = release
-    rsp = run(request(civo_xr(), state))
+    rsp = run(request(civo_xr(), state, civo_required()))
     assert desired(rsp)["cluster-autoscaler"] == expected.autoscaler([expected.L40S_GROUP])
     assert [r for r in results(rsp) if r[0] == "Normal"] == []

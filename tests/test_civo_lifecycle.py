@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from tests import civo_expected as expected
-from tests.support import World, civo_xr, conditions, desired, readiness, results, xr_status
+from tests.support import (
+    World,
+    civo_connection_secret,
+    civo_xr,
+    conditions,
+    desired,
+    readiness,
+    results,
+    xr_status,
+)
 
 SECRETS = {"secrets": [{"type": "Kubeconfig", "name": expected.SECRET_NAME, "key": "kubeconfig"}]}
 
@@ -20,7 +29,15 @@ def test_civo_cluster_lifecycle() -> None:
         "pools l40s, a100"
     )
     assert results(rsp) == [("Normal", waiting)]
-    assert conditions(rsp) == {"NodePools": ("False", "WaitingForCluster", waiting)}
+    assert conditions(rsp) == {
+        "ClusterAccess": (
+            "False",
+            "WaitingForCluster",
+            'waiting for Civo cluster "inference-lon-34d99" to be created; it writes its '
+            f'kubeconfig to Secret "{expected.SECRET_NAME}"',
+        ),
+        "NodePools": ("False", "WaitingForCluster", waiting),
+    }
     assert xr_status(rsp) == {}
 
     # 2. Cluster Ready: the other pools; the autoscaler waits for the autoscaled pool's ID.
@@ -31,6 +48,9 @@ def test_civo_cluster_lifecycle() -> None:
     )
     world.ready("usage-network-by-cluster")
     world.ready("usage-firewall-by-cluster")
+    # The provider writes the connection Secret on create; the function reads it to find the
+    # key that holds the kubeconfig.
+    world.cluster_objects = [civo_connection_secret("kubeconfig")]
     rsp = world.reconcile()
     assert desired(rsp) == {
         **expected.base(),
@@ -38,9 +58,16 @@ def test_civo_cluster_lifecycle() -> None:
         "nodepool-a100": expected.A100_POOL,
     }
     assert xr_status(rsp) == SECRETS
+    assert conditions(rsp)["ClusterAccess"] == (
+        "True",
+        "Available",
+        f'kubeconfig in Secret "{expected.SECRET_NAME}", key "kubeconfig"',
+    )
     pending = "waiting for the Civo pool IDs of autoscaled pools l40s"
     assert results(rsp) == [("Normal", pending)]
     assert conditions(rsp)["Autoscaler"] == ("False", "WaitingForPoolIDs", pending)
+    # From now on the key is known from the XR's status: the Secret is not read again.
+    world.cluster_objects = []
 
     # 3. Pool IDs observed: helm ProviderConfig and the cluster-autoscaler with its group.
     world.observed["nodepool-l40s"]["metadata"]["annotations"]["crossplane.io/external-name"] = (

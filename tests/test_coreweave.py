@@ -267,21 +267,42 @@ def test_pool_sizing(
     }
 
 
-def test_pool_without_role_is_a_cpu_pool() -> None:
-    rsp = run(
-        request(
-            coreweave_xr(nodePools=[{"name": "p", "instanceType": "cd-gp-a192-genoa"}]),
-            cluster_up(),
-            CREDENTIALS,
+def test_pool_without_role_is_refused_naming_the_field() -> None:
+    """role is required by the API: a forgotten role must not make a GPU pool untainted."""
+    spec = {"nodePools": [pool(), {"name": "h100", "instanceType": "gd-8xh100ib-i128"}]}
+    rsp = run(request(coreweave_xr(**spec), cluster_up(), CREDENTIALS))
+    assert results(rsp) == [
+        (
+            "Fatal",
+            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[1].role: required",
         )
-    )
-    assert pool_spec(rsp, "p") == {
-        "instanceType": "cd-gp-a192-genoa",
-        "targetNodes": 1,
-        "autoscaling": False,
-        "nodeLabels": CPU_LABELS,
-        "nodeTaints": CPU_TAINTS,
-    }
+    ]
+    assert not rsp.desired.resources, "a FATAL applies nothing, so nothing composed is lost"
+
+
+SCALE_TO_ZERO = (
+    'spec.nodePools[{index}].minNodeCount: node pool "p" may scale down to zero nodes, and '
+    "CKS's cluster autoscaler can't scale a pool whose devices bind through DRA up from zero "
+    "nodes, so a pod scheduled to the empty pool waits forever. Keep minNodeCount at 1 or higher."
+)
+
+
+@pytest.mark.parametrize(
+    ("fields", "warned"),
+    [
+        pytest.param({"minNodeCount": 0, "maxNodeCount": 4}, True, id="min-zero"),
+        pytest.param({"nodeCount": 0, "maxNodeCount": 4}, False, id="count-zero-min-defaults-1"),
+        pytest.param({"minNodeCount": 1, "maxNodeCount": 4}, False, id="min-one"),
+        pytest.param({"nodeCount": 0}, False, id="fixed-pool-of-zero"),
+    ],
+)
+def test_autoscaled_pool_that_may_reach_zero_is_warned_about(
+    fields: dict[str, Any], warned: bool
+) -> None:
+    # Warned from the first reconcile, before the pool exists, so the user hears it at once.
+    rsp = run(request(coreweave_xr(nodePools=[pool(**fields)])))
+    warnings = [m for s, m in results(rsp) if s == "Warning"]
+    assert warnings == ([SCALE_TO_ZERO.format(index=0)] if warned else [])
 
 
 def encoded(document: Any) -> str:

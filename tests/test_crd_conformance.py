@@ -18,6 +18,7 @@ from tests.support import (
     CORE_KINDS,
     ENDPOINT,
     World,
+    civo_connection_secret,
     civo_xr,
     coreweave_xr,
     credentials_secret,
@@ -74,6 +75,7 @@ def civo_lifecycle_outputs() -> list[tuple[str, dict[str, Any], dict[str, Any]]]
 
     record("new")
     world.ready("civo-cluster", atProvider={"id": "5f0b"})
+    world.cluster_objects = [civo_connection_secret("attribute.kubeconfig")]
     record("cluster-ready")
     world.observed["nodepool-l40s"]["metadata"]["annotations"]["crossplane.io/external-name"] = "p1"
     world.ready("nodepool-l40s", atProvider={"id": "p1"})

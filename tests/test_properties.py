@@ -183,13 +183,9 @@ def sizing(draw: st.DrawFn, low: int) -> dict[str, Any]:
 
 @st.composite
 def pool(draw: st.DrawFn, name: str, *, civo: bool, role: str | None = None) -> dict[str, Any]:
-    roles = ["System", "GPU", None] if civo else ["GPU", "CPU", None]
+    roles = ["System", "GPU"] if civo else ["GPU", "CPU"]
     role = role if role is not None else draw(st.sampled_from(roles))
-    result: dict[str, Any] = {"name": name}
-    if role is not None:
-        result["role"] = role
-    elif draw(st.booleans()):
-        result["role"] = None
+    result: dict[str, Any] = {"name": name, "role": role}
     if civo:
         result["size"] = draw(free_text(SIZES, 63))
     else:
@@ -245,6 +241,10 @@ def civo_spec(
     inline = systems[0]
     for key in ("maxNodeCount", "minNodeCount"):  # the inline pool cannot autoscale
         inline.pop(key, None)
+    for item in pools:  # nor can a pool named "workers" (the autoscaler's catch-all group)
+        if item["name"] == "workers":
+            item.pop("maxNodeCount", None)
+            item.pop("minNodeCount", None)
     spec: dict[str, Any] = {"region": draw(free_text(REGIONS, 32)), "nodePools": pools}
     if draw(st.booleans()):
         spec["kubernetesVersion"] = draw(free_text(["1.34.1-k3s1", "1.33.4-k3s1"], 32))
@@ -288,6 +288,7 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
                 "name-missing",
                 "duplicate",
                 "role",
+                "role-missing",
                 "gpu-missing",
                 "gpu-not-object",
                 "accelerator",
@@ -299,7 +300,11 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
                 "min-without-max",
                 "min-above-max",
                 "count-above-max",
-                *(["no-system", "inline-autoscales"] if civo else ["reserved-name"]),
+                *(
+                    ["no-system", "inline-autoscales", "autoscaled-workers"]
+                    if civo
+                    else ["reserved-name"]
+                ),
             ]
         )
     )
@@ -334,6 +339,9 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
                 NOT_STRING.filter(lambda v: v is not None),
             )
         )
+        return spec, f"{path}.role"
+    if choice == "role-missing":
+        target.pop("role", None)
         return spec, f"{path}.role"
     if choice == "gpu-missing":
         target["role"] = "GPU"
@@ -390,8 +398,15 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
     if choice == "no-system":
         for item in pools:
             if item.get("role") == "System":
-                item.pop("role")
+                item["role"] = "GPU"
+                item["gpu"] = {"acceleratorType": "nvidia-l40s"}
         return spec, "spec.nodePools"
+    if choice == "autoscaled-workers":
+        assume(all(p.get("name") != "workers" for p in pools))
+        target.update(name="workers", maxNodeCount=1000)
+        target.pop("minNodeCount", None)
+        target.pop("nodeCount", None)
+        return spec, f"{path}.name"
     # inline-autoscales
     first = next(i for i, p in enumerate(pools) if p.get("role") == "System")
     pools[first]["maxNodeCount"] = 1000

@@ -62,6 +62,7 @@ from tests.support import (
     ENDPOINT,
     NAMESPACE,
     World,
+    civo_connection_secret,
     civo_xr,
     coreweave_xr,
     desired,
@@ -167,6 +168,11 @@ class Walk(World):
         }
         if kind == CIVO and rng.random() < 0.4:
             step_input["civo"] = {"applications": rng.choice(["", "metrics-server"])}
+        # Which keys of the Civo connection Secret hold the kubeconfig: the provider decides.
+        self.connection_keys = rng.choice(
+            [("kubeconfig",), ("attribute.kubeconfig",), ("kubeconfig", "attribute.kubeconfig")]
+        )
+        self.connection_secret = False
         super().__init__(coreweave_xr() if kind == CW else civo_xr(), step_input=step_input)
         if rng.random() < 0.5:  # start from a random subset of the example's pools
             pools = self.xr["spec"]["nodePools"]
@@ -207,21 +213,7 @@ class Walk(World):
         self.responses.append(rsp)
         if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
             self._apply(rsp)
-            # Crossplane writes the desired XR status and conditions back to the XR, and sends
-            # them as the observed composite next time.
-            statuses = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
-            self.xr["status"] = {
-                **xr_status(rsp),
-                "conditions": [
-                    {
-                        "type": c.type,
-                        "status": statuses.get(c.status, "Unknown"),
-                        "reason": c.reason,
-                        "lastTransitionTime": "2026-11-30T00:00:00Z",
-                    }
-                    for c in rsp.conditions
-                ],
-            }
+            self._write_xr_status(rsp)
         return rsp
 
     def condition(self, key: str, kind: str, status: bool) -> None:
@@ -244,6 +236,11 @@ class Walk(World):
         return token
 
     def sync_credentials(self) -> None:
+        if self.kind == CIVO:
+            self.cluster_objects = (
+                [civo_connection_secret(*self.connection_keys)] if self.connection_secret else []
+            )
+            return
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
@@ -280,13 +277,12 @@ class Walk(World):
         rng = self.rng
         name = self.fresh_name()
         if self.kind == CW:
-            role = rng.choice(["GPU", "CPU", None])
+            role = rng.choice(["GPU", "CPU"])
             pool: dict[str, Any] = {"name": name, "instanceType": rng.choice(CW_TYPES)}
         else:
-            role = rng.choice(["GPU", "System", None])
+            role = rng.choice(["GPU", "System"])
             pool = {"name": name, "size": rng.choice(CIVO_SIZES)}
-        if role:
-            pool["role"] = role
+        pool["role"] = role
         if role == "GPU":
             pool["gpu"] = {"acceleratorType": rng.choice(["H100", "L40S", "A100"])}
         low = 1 if self.kind == CIVO else 0
@@ -338,6 +334,8 @@ class Walk(World):
                 at_provider["apiServerEndpoint"] = self.endpoint
             elif key == "civo-cluster":
                 at_provider["id"] = "5f0b-cluster"
+                self.connection_secret = True
+                self.sync_credentials()
             elif key == "shared-vast-observer":
                 at_provider["manifest"] = copy.deepcopy(SHARED_VAST_LIVE)
             elif kind == "Object":
@@ -451,7 +449,10 @@ class Walk(World):
         if not candidates:
             return "autoscale: no live autoscaled pool"
         pool, key = self.rng.choice(candidates)
-        count = self.rng.randint(pool.get("minNodeCount", 1), pool["maxNodeCount"])
+        low, high = pool.get("minNodeCount", 1), pool["maxNodeCount"]
+        if not (isinstance(low, int) and isinstance(high, int) and low <= high):
+            return "autoscale: the pool's bounds are invalid right now (skipped)"
+        count = self.rng.randint(low, high)
         if self.kind == CW:
             self.live_count[key] = count
             manifest = at(self.observed[key], "status", "atProvider", "manifest")
@@ -472,6 +473,14 @@ class Walk(World):
             return "cluster id reported"
         status.pop("atProvider", None)
         return "cluster id not reported"
+
+    def ev_connection_secret(self) -> str:
+        """The provider writes the cluster's connection Secret, or it is (still) missing."""
+        if "civo-cluster" not in self.observed:
+            return "connection secret: no cluster"
+        self.connection_secret = self.rng.random() < 0.8
+        self.sync_credentials()
+        return f"connection secret {'written' if self.connection_secret else 'missing'}"
 
     def ev_pool_id(self) -> str:
         keys = self.keys("NodePool")
@@ -502,6 +511,8 @@ class Walk(World):
         edit = rng.choice(edits)
         if not pools:
             return "user edit: no pools to edit"
+        if xrd_refuses(self.kind, self.xr):
+            return "user edit: the spec is invalid right now (skipped)"
         pool = rng.choice(pools)
         if edit == "add" and len(pools) < 8:
             pools.append(self.new_pool())
@@ -574,11 +585,15 @@ class Walk(World):
             "name with spaces": lambda: pool.__setitem__("name", "bad name"),
             "duplicate pool": lambda: self.pools.append(copy.deepcopy(pool)),
             "count as text": lambda: pool.__setitem__("nodeCount", "3"),
+            "no role": lambda: pool.pop("role", None),
         }
         if self.kind == CIVO:
             edits["no System pool"] = lambda: [
-                p.pop("role") for p in self.pools if p.get("role") == "System"
+                p.__setitem__("role", "GPU") for p in self.pools if p.get("role") == "System"
             ]
+            edits["autoscaled workers"] = lambda: pool.update(
+                name="workers", maxNodeCount=max(pool.get("nodeCount", 1), 4)
+            )
             edits["inline autoscales"] = lambda: self.pools[self.inline_index() or 0].__setitem__(
                 "maxNodeCount", 5
             )
@@ -901,6 +916,7 @@ CIVO_EVENTS = {
     "converge": 8,
     "ready": 20,
     "cluster_id": 6,
+    "connection_secret": 5,
     "pool_id": 12,
     "autoscale": 8,
     "status_lost": 2,
@@ -1065,6 +1081,8 @@ def civo_converged() -> Walk:
     world.step_input = None
     world.reconcile()
     world.ready("civo-cluster", atProvider={"id": "5f0b-cluster"})
+    world.connection_secret = True
+    world.sync_credentials()
     world.reconcile()
     annotations = world.observed["nodepool-l40s"]["metadata"]["annotations"]
     annotations["crossplane.io/external-name"] = "p-l40s"

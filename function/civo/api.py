@@ -26,7 +26,7 @@ POOL_NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 
 class NodePool(SpecModel):
     name: Annotated[StrictStr, text(1, 40, POOL_NAME_PATTERN)]
-    role: Literal["System", "GPU"] | None = None
+    role: Literal["System", "GPU"]
     size: Annotated[StrictStr, text(1, 63)]
     nodeCount: Annotated[Integer, between(1, 1000)] = 1
     minNodeCount: Annotated[Integer, between(1, 1000)] | None = None
@@ -50,26 +50,42 @@ class CivoClusterSpec(SpecModel):
         return next(p for p in self.nodePools if p.role == "System")
 
 
-def _system_pool_problems(pools: Any) -> list[str]:
+# The Civo cloud provider of cluster-autoscaler applies a node group of this name to every pool.
+AUTOSCALER_DEFAULT_GROUP = "workers"
+
+
+def _pool_rules(pools: Any) -> list[str]:
+    """Civo's own rules on spec.nodePools, checked on the raw values like the shared ones."""
     if not isinstance(pools, list) or not pools:
         return []
+    problems = [
+        f"spec.nodePools[{i}].name: an autoscaled pool cannot be named "
+        f'"{AUTOSCALER_DEFAULT_GROUP}": its Civo pool ID would be "{AUTOSCALER_DEFAULT_GROUP}", '
+        "which the cluster-autoscaler treats as the node group of every pool, so its bounds "
+        "would apply to all pools; rename the pool or remove maxNodeCount"
+        for i, p in enumerate(pools)
+        if isinstance(p, dict)
+        and p.get("name") == AUTOSCALER_DEFAULT_GROUP
+        and p.get("maxNodeCount") is not None
+    ]
     systems = [
         (i, p) for i, p in enumerate(pools) if isinstance(p, dict) and p.get("role") == "System"
     ]
     if not systems:
         return [
+            *problems,
             "spec.nodePools: at least one pool must have role System (the first becomes the "
-            "cluster's inline pool)"
+            "cluster's inline pool)",
         ]
     index, inline = systems[0]
     if inline.get("maxNodeCount") is not None:
-        return [
+        problems.append(
             f"spec.nodePools[{index}].maxNodeCount: the first System pool is the cluster's inline "
             "pool and cannot autoscale; remove maxNodeCount (and minNodeCount)"
-        ]
-    return []
+        )
+    return problems
 
 
-_SPEC = SpecParser(CivoClusterSpec, KIND, _system_pool_problems)
+_SPEC = SpecParser(CivoClusterSpec, KIND, _pool_rules)
 parse_spec = _SPEC.parse
 validated_spec = _SPEC.validated

@@ -1,15 +1,17 @@
 """Compose a CivoCluster: (xr, observed, required, config) -> Outcome. No I/O.
 
 Network and firewall -> the k3s cluster with its inline System pool (writes its kubeconfig to
-a connection Secret) -> (cluster Ready) one NodePool per other pool -> (any pool autoscales and
-its pool ID is known) a provider-helm ProviderConfig on that kubeconfig and the
-cluster-autoscaler Release. Every gate is sticky: once pools exist, a Ready flap drops nothing.
+a connection Secret, published in status.secrets once read) -> (cluster Ready) one NodePool per
+other pool -> (any pool autoscales and its pool ID is known) a provider-helm ProviderConfig on
+that kubeconfig and the cluster-autoscaler Release. Every gate is sticky: once pools exist, a
+Ready flap drops nothing.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from function.civo import access, autoscaler
 from function.civo.api import CivoClusterSpec, NodePool, validated_spec
 from function.input import CivoInput
 from function.shared.composer import Composer
@@ -32,7 +34,6 @@ KEY_USAGE_FIREWALL = "usage-firewall-by-cluster"
 # Name part of the cluster's connection Secret; distinct from a CoreWeaveCluster's kubeconfig
 # Secret so two XRs of different kinds and the same name can share a namespace.
 CONNECTION_SECRET_PART = "civo-kubeconfig"  # noqa: S105 - a name, not a secret
-KUBECONFIG_KEY = "kubeconfig"
 
 VPC_API_VERSION = "vpc.civo.m.upbound.io/v1beta1"
 KUBERNETES_API_VERSION = "kubernetes.civo.m.upbound.io/v1beta1"
@@ -48,8 +49,6 @@ FIXED_POLICIES = ["*"]
 # already; the release dies with the cluster. See README "Teardown".
 RELEASE_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
 AUTOSCALER_NAMESPACE = "kube-system"
-# The Secret Civo puts in kube-system of every cluster; the chart reads it in place.
-CIVO_API_SECRET = "civo-api-access"  # noqa: S105 - a name, not a secret
 EXTERNAL_NAME = "crossplane.io/external-name"
 
 CONDITION_POOLS = "NodePools"
@@ -65,22 +64,26 @@ def pool_key(pool_name: str) -> str:
 
 
 def compose(xr: Composite, observed: Observed, required: Required, config: CivoInput) -> Outcome:
-    del required  # Civo publishes its own kubeconfig; nothing needs to be read.
     try:
         spec = validated_spec(xr)
     except SpecProblems as problems:
         return Outcome.failed(problems.message)
-    return _Composer(xr, spec, observed, config).compose()
+    return _Composer(xr, spec, observed, required, config).compose()
 
 
 class _Composer(Composer):
     cloud_name_limit = CLOUD_NAME_LIMIT
 
     def __init__(
-        self, xr: Composite, spec: CivoClusterSpec, observed: Observed, config: CivoInput
+        self,
+        xr: Composite,
+        spec: CivoClusterSpec,
+        observed: Observed,
+        required: Required,
+        config: CivoInput,
     ) -> None:
         super().__init__(xr, spec.credentials, observed)
-        self.spec, self.config = spec, config
+        self.spec, self.required, self.config = spec, required, config
         self.cluster = observed[KEY_CLUSTER]
         self.secret_name = self.name(CONNECTION_SECRET_PART)
 
@@ -96,19 +99,50 @@ class _Composer(Composer):
         self.compose_usage(
             KEY_USAGE_FIREWALL, of=(VPC_API_VERSION, "Firewall", KEY_FIREWALL), by=cluster_ref
         )
-        secret = {"type": "Kubeconfig", "name": self.secret_name, "key": KUBECONFIG_KEY}
-        # Published once the cluster exists (its connection Secret is written on create), and
-        # kept while its status flaps: consumers must not see the Secret come and go.
-        if (
-            self.cluster.has("status", "atProvider", "id")
-            or self.cluster.ready
-            or secret in (self.xr.status.get("secrets") or [])
-        ):
-            self.out.status["secrets"] = [secret]
+        kubeconfig_key = self._kubeconfig_key()
+        if kubeconfig_key is not None:
+            self.out.status["secrets"] = [
+                {"type": "Kubeconfig", "name": self.secret_name, "key": kubeconfig_key}
+            ]
         pools = [(i, p) for i, p in enumerate(self.spec.nodePools) if p.name != inline_name]
         self._pools(region, pools)
-        self._autoscaler([p for _, p in pools if p.maxNodeCount is not None])
+        self._autoscaler([p for _, p in pools if p.maxNodeCount is not None], kubeconfig_key)
         return self.out
+
+    def _kubeconfig_key(self) -> str | None:
+        """The key of the connection Secret that holds the kubeconfig, once known.
+
+        A key found by reading the Secret is remembered in the XR's status and not read again.
+        Until then the Secret is read on every reconcile; a key already in use (by the helm
+        ProviderConfig) stays in use while the Secret cannot confirm one, so nothing that works
+        is unpublished.
+        """
+        described = f'Secret "{self.secret_name}"'
+        key = access.established_key(self.xr.status, self.secret_name)
+        if key is None:
+            if not (self.cluster.has("status", "atProvider", "id") or self.cluster.ready):
+                self.out.condition(
+                    access.CONDITION_ACCESS,
+                    False,
+                    "WaitingForCluster",
+                    f'waiting for Civo cluster "{self.cloud_name}" to be created; it writes '
+                    f"its kubeconfig to {described}",
+                )
+                return None
+            lookup = access.find_key(self.secret_name, self.xr.namespace, self.required)
+            self.out.requirements.extend(lookup.requirements)
+            if lookup.key is None:
+                why = lookup.problem or "reading the connection Secret"
+                self.out.normal(why)
+                self.out.condition(access.CONDITION_ACCESS, False, lookup.reason, why)
+                return self.observed[KEY_HELM_PROVIDER_CONFIG].string(
+                    "spec", "credentials", "secretRef", "key"
+                )
+            key = lookup.key
+        self.out.condition(
+            access.CONDITION_ACCESS, True, "Available", f'kubeconfig in {described}, key "{key}"'
+        )
+        return key
 
     # --- the cloud resources -------------------------------------------------------------
 
@@ -313,7 +347,7 @@ class _Composer(Composer):
 
     # --- the cluster-autoscaler -------------------------------------------------------------
 
-    def _autoscaler(self, autoscaled: list[NodePool]) -> None:
+    def _autoscaler(self, autoscaled: list[NodePool], kubeconfig_key: str | None) -> None:
         release = self.observed[KEY_AUTOSCALER]
         if not autoscaled and not release.exists:
             return
@@ -350,7 +384,16 @@ class _Composer(Composer):
             )
         if not groups and not release.exists:
             return
-        self._helm_provider_config()
+        if kubeconfig_key is None:
+            # Only before the Release first exists: its ProviderConfig then keeps the key.
+            why = "the cluster-autoscaler is installed once the cluster's kubeconfig is readable"
+            self.out.condition(CONDITION_AUTOSCALER, False, "WaitingForKubeconfig", why)
+            return
+        chart = self.config.clusterAutoscaler
+        tag, warning = autoscaler.image_tag(chart, self._kubernetes_minor())
+        if warning is not None:
+            self.out.warning(warning)
+        self._helm_provider_config(kubeconfig_key)
         self.out.compose(
             KEY_AUTOSCALER,
             {
@@ -365,13 +408,7 @@ class _Composer(Composer):
                             "version": self.config.clusterAutoscaler.chartVersion,
                         },
                         "namespace": AUTOSCALER_NAMESPACE,
-                        "values": {
-                            "cloudProvider": "civo",
-                            "secretKeyRefNameOverride": CIVO_API_SECRET,
-                            # With no groups the chart renders no Deployment: no autoscaler keeps
-                            # acting on stale pools once the last pool stops autoscaling.
-                            "autoscalingGroups": groups,
-                        },
+                        "values": autoscaler.values(chart, groups, tag),
                     },
                     "managementPolicies": RELEASE_POLICIES,
                     "providerConfigRef": {
@@ -386,7 +423,12 @@ class _Composer(Composer):
     def _any_pool_observed(self, pools: list[NodePool]) -> bool:
         return any(self.observed[pool_key(p.name)].exists for p in pools)
 
-    def _helm_provider_config(self) -> None:
+    def _kubernetes_minor(self) -> str | None:
+        """The minor Kubernetes version the cluster runs (reported), else the one asked for."""
+        reported = self.cluster.string("status", "atProvider", "kubernetesVersion")
+        return autoscaler.kubernetes_minor(reported or self.spec.kubernetesVersion)
+
+    def _helm_provider_config(self, kubeconfig_key: str) -> None:
         self.out.compose(
             KEY_HELM_PROVIDER_CONFIG,
             {
@@ -399,7 +441,7 @@ class _Composer(Composer):
                         "secretRef": {
                             "name": self.secret_name,
                             "namespace": self.xr.namespace,
-                            "key": KUBECONFIG_KEY,
+                            "key": kubeconfig_key,
                         },
                     }
                 },

@@ -28,7 +28,7 @@ SYSTEM_POOL_NAME = "modelplane-system"
 
 class NodePool(SpecModel):
     name: Annotated[StrictStr, text(1, 40, POOL_NAME_PATTERN)]
-    role: Literal["GPU", "CPU"] | None = None
+    role: Literal["GPU", "CPU"]
     instanceType: Annotated[StrictStr, text(1, 63)]
     nodeCount: Annotated[Integer, between(0, 1000)] = 1
     minNodeCount: Annotated[Integer, between(0, 1000)] | None = None
@@ -38,6 +38,17 @@ class NodePool(SpecModel):
     @property
     def is_gpu(self) -> bool:
         return self.role == "GPU"
+
+    @property
+    def autoscaled(self) -> bool:
+        return self.maxNodeCount is not None
+
+    @property
+    def min_nodes(self) -> int:
+        """The autoscaler's lower bound: minNodeCount, else nodeCount, else 1 (API reference)."""
+        if self.minNodeCount is not None:
+            return self.minNodeCount
+        return self.nodeCount or 1
 
 
 class CoreWeaveClusterSpec(SpecModel):

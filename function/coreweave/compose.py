@@ -100,6 +100,7 @@ class _Composer(Composer):
         self.spec, self.required, self.config = spec, required, config
 
     def compose(self) -> Outcome:
+        self._warn_scale_to_zero()
         zone = self._zone()
         self._vpc(zone)
         self._cluster(zone)
@@ -127,6 +128,16 @@ class _Composer(Composer):
             self._user_pool(index, pool)
         self._storage()
         return self.out
+
+    def _warn_scale_to_zero(self) -> None:
+        for index, pool in enumerate(self.spec.nodePools):
+            if pool.autoscaled and pool.min_nodes == 0:
+                self.out.warning(
+                    f'spec.nodePools[{index}].minNodeCount: node pool "{pool.name}" may scale '
+                    "down to zero nodes, and CKS's cluster autoscaler can't scale a pool whose "
+                    "devices bind through DRA up from zero nodes, so a pod scheduled to the empty "
+                    "pool waits forever. Keep minNodeCount at 1 or higher."
+                )
 
     # --- the cloud resources -------------------------------------------------------------
 
@@ -359,8 +370,11 @@ class _Composer(Composer):
         )
         sizing: dict[str, Any]
         if pool.maxNodeCount is not None:
-            minimum = pool.minNodeCount if pool.minNodeCount is not None else pool.nodeCount or 1
-            sizing = {"autoscaling": True, "minNodes": minimum, "maxNodes": pool.maxNodeCount}
+            sizing = {
+                "autoscaling": True,
+                "minNodes": pool.min_nodes,
+                "maxNodes": pool.maxNodeCount,
+            }
             # Once the pool exists the CKS autoscaler owns targetNodes; asserting it again would
             # reset the pool's size on every apply. See README "Autoscaled CKS pools".
             if not _pool_exists(observed, applied):

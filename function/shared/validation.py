@@ -41,6 +41,7 @@ def _strict_integer(value: Any) -> Any:
 
 Integer = Annotated[int, BeforeValidator(_strict_integer)]
 StrictStr = Annotated[str, pydantic.Strict()]
+StrictBool = Annotated[bool, pydantic.Strict()]
 
 
 def text(min_length: int, max_length: int, pattern: str | None = None) -> StringConstraints:

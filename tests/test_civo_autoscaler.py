@@ -1,0 +1,132 @@
+"""The cluster-autoscaler as Civo runs it: scale-down flags and the image matching the cluster."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tests import civo_expected as expected
+from tests.support import civo_required, civo_xr, desired, request, results, run
+
+READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+POOL_ID = "a7c1e0f2-l40s"
+NO_SKIPS = {"skip-nodes-with-local-storage": False, "skip-nodes-with-system-pods": False}
+
+
+def state(reported_version: str | None = None) -> dict[str, dict[str, Any]]:
+    cluster = copy.deepcopy(expected.cluster())
+    at_provider: dict[str, Any] = {"id": "5f0b-cluster"}
+    if reported_version is not None:
+        at_provider["kubernetesVersion"] = reported_version
+    cluster["status"] = {**READY, "atProvider": at_provider}
+    pool = copy.deepcopy(expected.l40s_pool())
+    pool["metadata"]["annotations"] = {"crossplane.io/external-name": POOL_ID}
+    pool["status"] = {**READY, "atProvider": {"id": POOL_ID}}
+    return {"civo-cluster": cluster, "nodepool-l40s": pool}
+
+
+def values(spec_version: str | None, reported: str | None, chart: dict[str, Any] | None) -> Any:
+    xr = civo_xr()
+    if spec_version is None:
+        del xr["spec"]["kubernetesVersion"]
+    else:
+        xr["spec"]["kubernetesVersion"] = spec_version
+    step_input = {"civo": {"clusterAutoscaler": chart}} if chart else None
+    rsp = run(request(xr, state(reported), civo_required(), step_input))
+    release = desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"]
+    return release, [m for s, m in results(rsp) if s == "Warning"]
+
+
+GROUPS = [{"name": POOL_ID, "minSize": 1, "maxSize": 4}]
+BASE = {
+    "cloudProvider": "civo",
+    "secretKeyRefNameOverride": "civo-api-access",
+    "autoscalingGroups": GROUPS,
+}
+UNKNOWN_MINOR = (
+    "input.civo.clusterAutoscaler.imageTag: no cluster-autoscaler release is known for "
+    "Kubernetes 1.36, so the chart's default image runs; set imageTag to the "
+    "cluster-autoscaler release matching 1.36."
+)
+
+
+@pytest.mark.parametrize(
+    ("spec_version", "reported", "chart", "want", "warnings"),
+    [
+        pytest.param(
+            "1.34.1-k3s1",
+            None,
+            None,
+            {**BASE, "extraArgs": NO_SKIPS, "image": {"tag": "v1.34.5"}},
+            [],
+            id="minor-from-spec",
+        ),
+        pytest.param(
+            None,
+            "1.33.4-k3s1",
+            None,
+            {**BASE, "extraArgs": NO_SKIPS, "image": {"tag": "v1.33.3"}},
+            [],
+            id="civo-default-version-as-reported",
+        ),
+        pytest.param(
+            "1.35.0-k3s1",
+            "v1.34.1+k3s1",
+            None,
+            {**BASE, "extraArgs": NO_SKIPS, "image": {"tag": "v1.34.5"}},
+            [],
+            id="reported-version-wins-during-an-upgrade",
+        ),
+        pytest.param(
+            None, None, None, {**BASE, "extraArgs": NO_SKIPS}, [], id="version-unknown-chart-image"
+        ),
+        pytest.param(
+            "1.36.0-k3s1",
+            None,
+            None,
+            {**BASE, "extraArgs": NO_SKIPS},
+            [UNKNOWN_MINOR],
+            id="unknown-minor-chart-image-with-warning",
+        ),
+        pytest.param(
+            "1.36.0-k3s1",
+            None,
+            {"imageTag": "v1.36.0", "skipNodesWithSystemPods": True},
+            {
+                **BASE,
+                "extraArgs": {**NO_SKIPS, "skip-nodes-with-system-pods": True},
+                "image": {"tag": "v1.36.0"},
+            },
+            [],
+            id="step-input-overrides",
+        ),
+    ],
+)
+def test_release_values(
+    spec_version: str | None,
+    reported: str | None,
+    chart: dict[str, Any] | None,
+    want: dict[str, Any],
+    warnings: list[str],
+) -> None:
+    assert values(spec_version, reported, chart) == (want, warnings)
+
+
+def test_invalid_autoscaler_input_names_the_field() -> None:
+    xr = civo_xr()
+    step_input = {
+        "civo": {
+            "clusterAutoscaler": {"imageTag": "v1.34 latest", "skipNodesWithLocalStorage": "no"}
+        }
+    }
+    rsp = run(request(xr, None, None, step_input))
+    assert results(rsp) == [
+        (
+            "Fatal",
+            "invalid function input (2 problems): input.civo.clusterAutoscaler.imageTag: must "
+            'match ^[A-Za-z0-9_][A-Za-z0-9_.-]*$ (got "v1.34 latest"); '
+            "input.civo.clusterAutoscaler.skipNodesWithLocalStorage: must be a boolean",
+        )
+    ]
