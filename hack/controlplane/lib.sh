@@ -1,0 +1,61 @@
+# Shared by the build-*.sh scripts: where built binaries live and how a build is made atomic.
+# Source it; it defines no side effects beyond functions and two variables.
+
+# Versions: each defaults to versions.env, and an environment variable of the same name wins.
+while IFS='=' read -r name value; do
+  [[ "$name" =~ ^[A-Z_]+$ ]] || continue
+  [[ -n "${!name:-}" ]] || declare "$name=$value"
+done < "$(dirname "${BASH_SOURCE[0]}")/versions.env"
+
+# Outside the clone so `git clean` and fresh clones reuse the binaries; keyed by version below.
+cache_root="${FIC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/function-inference-clusters}"
+bin_root="$cache_root/bin"
+
+# component_dir NAME VERSION -> the directory that holds that version's binary.
+component_dir() {
+  echo "$bin_root/$1-$2"
+}
+
+# is_cached NAME VERSION BINARY -> success when that binary was fully built before.
+# A binary only ever appears under its final name through `mv`, so its presence is the proof.
+is_cached() {
+  [[ -x "$(component_dir "$1" "$2")/$3" ]]
+}
+
+# install_atomically SOURCE DEST -> moves a finished build into place; an interrupted build
+# leaves only a temp name behind, never a file that looks cached.
+install_atomically() {
+  local source="$1" dest="$2"
+  mkdir -p "$(dirname "$dest")"
+  cp "$source" "$dest.tmp.$$"
+  mv -f "$dest.tmp.$$" "$dest"
+}
+
+# make_work_dir -> sets $work to a fresh temp directory removed when the script exits.
+# (It sets a variable rather than printing: a trap set inside $(...) would fire at once.)
+make_work_dir() {
+  work="$(mktemp -d)"
+  # shellcheck disable=SC2064 # expand now: the trap must remove this very directory.
+  trap "chmod -R u+w '$work' 2>/dev/null; rm -rf '$work'" EXIT
+}
+
+# throwaway_module -> sets $work to a temp directory holding an empty go.mod.
+throwaway_module() {
+  make_work_dir
+  printf 'module build\n\ngo 1.25\n' > "$work/go.mod"
+}
+
+# writable_module_copy MODULE@VERSION -> sets $work to a writable copy of that module's source
+# (the module cache is read-only, and building a module's own main packages may update go.sum).
+writable_module_copy() {
+  local source
+  source="$(GOFLAGS=-mod=mod go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -n "$source" ]] || { echo "cannot download $1 from the Go module proxy" >&2; return 1; }
+  make_work_dir
+  cp -r "$source/." "$work/"
+  chmod -R u+w "$work"
+}
+
+log() {
+  echo "$(basename "$0"): $*" >&2
+}
