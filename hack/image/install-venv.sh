@@ -9,9 +9,10 @@ set -eu
 
 wheels="$1"
 venv=/venv/fn
-# Installers Debian's python3-venv brings (ensurepip and the pip/setuptools wheels it installs
-# from); the function needs none of them at run time.
-installer_packages="python3-venv python3.11-venv python3-pip-whl python3-setuptools-whl"
+# Installers and build tools Debian's python3-venv brings (ensurepip, the pip/setuptools wheels
+# it installs from, distutils and its lib2to3); the function needs none of them at run time.
+installer_packages="python3-venv python3.11-venv python3-pip-whl python3-setuptools-whl
+  python3-distutils python3-lib2to3"
 
 # Only the wheels in $wheels may be installed: no index, no caller-provided find-links or
 # constraints, no cache left behind.

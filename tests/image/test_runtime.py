@@ -138,7 +138,13 @@ def test_image_holds_no_installers_or_build_tools(image: Image) -> None:
     installed = (image.rootfs / "var/lib/dpkg/status").read_text()
     leftovers += [
         f"package {name}"
-        for name in ("python3-pip-whl", "python3-setuptools-whl", "python3-venv", "apt")
+        for name in (
+            "python3-pip-whl",
+            "python3-setuptools-whl",
+            "python3-venv",
+            "python3-distutils",
+            "apt",
+        )
         if f"\nPackage: {name}\n" in f"\n{installed}"
     ]
     assert leftovers == []
