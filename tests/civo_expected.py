@@ -104,7 +104,7 @@ def l40s_pool(*, autoscaled: bool = True) -> dict[str, Any]:
         "region": "LON1",
         "size": "an.g1.l40s.kube.x1",
         "taint": [GPU_TAINT],
-        "labels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "L40S"},
+        "labels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "nvidia-l40s"},
     }
     spec: dict[str, Any] = {"forProvider": for_provider}
     if autoscaled:
@@ -133,7 +133,7 @@ A100_POOL = {
             "region": "LON1",
             "size": "g4g.kube.small",
             "taint": [GPU_TAINT],
-            "labels": {"modelplane.ai/pool": "a100", "modelplane.ai/gpu": "A100"},
+            "labels": {"modelplane.ai/pool": "a100", "modelplane.ai/gpu": "nvidia-a100"},
             "nodeCount": 1,
         },
         "managementPolicies": ["*"],

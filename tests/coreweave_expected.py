@@ -128,8 +128,10 @@ USAGE_KUBECONFIG = usage(
 )
 
 
-def nodepool_object(object_name: str, pool: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {
+def nodepool_object(
+    object_name: str, pool: str, spec: dict[str, Any], policies: list[str] | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
         "metadata": {"name": object_name},
@@ -146,6 +148,14 @@ def nodepool_object(object_name: str, pool: str, spec: dict[str, Any]) -> dict[s
             "readiness": NODEPOOL_READINESS,
         },
     }
+    if policies is not None:
+        body["spec"]["managementPolicies"] = policies
+    return body
+
+
+# An autoscaled pool: one Object creates it (and never updates it), one updates all but its size.
+CREATOR_POLICIES = ["Observe", "Create", "Delete"]
+SETTINGS_POLICIES = ["Observe", "Update"]
 
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
@@ -163,18 +173,25 @@ SYSTEM_POOL = nodepool_object(
 )
 
 
-def h100_pool(*, target_nodes: int | None = 2) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "instanceType": "gd-8xh100ib-i128",
-        "autoscaling": True,
-        "minNodes": 1,
-        "maxNodes": 8,
-        "nodeLabels": {"modelplane.ai/pool": "h100", "modelplane.ai/gpu": "H100"},
-        "nodeTaints": [GPU_TAINT],
-    }
-    if target_nodes is not None:
-        spec["targetNodes"] = target_nodes
-    return nodepool_object("inference-east-nodepool-h100-0be1f", "h100", spec)
+H100_SETTINGS_SPEC: dict[str, Any] = {
+    "instanceType": "gd-8xh100ib-i128",
+    "autoscaling": True,
+    "minNodes": 1,
+    "maxNodes": 8,
+    "nodeLabels": {"modelplane.ai/pool": "h100", "modelplane.ai/gpu": "nvidia-h100"},
+    "nodeTaints": [GPU_TAINT],
+}
+# The creator carries the starting size on every reconcile: it is what a re-create uses, and
+# the creator never updates the live pool, so it never competes with the autoscaler.
+H100_POOL = nodepool_object(
+    "inference-east-nodepool-h100-0be1f",
+    "h100",
+    {**H100_SETTINGS_SPEC, "targetNodes": 2},
+    CREATOR_POLICIES,
+)
+H100_SETTINGS = nodepool_object(
+    "inference-east-autoscaled-nodepool-h100-94ead", "h100", H100_SETTINGS_SPEC, SETTINGS_POLICIES
+)
 
 
 def l40s_pool(instance_type: str = "gd-8xl40s-i128") -> dict[str, Any]:
@@ -185,7 +202,7 @@ def l40s_pool(instance_type: str = "gd-8xl40s-i128") -> dict[str, Any]:
             "instanceType": instance_type,
             "targetNodes": 1,
             "autoscaling": False,
-            "nodeLabels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "L40S"},
+            "nodeLabels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "nvidia-l40s"},
             "nodeTaints": [GPU_TAINT],
         },
     )
@@ -260,9 +277,10 @@ RWX_STORAGE_CLASS = {
 }
 
 
-def converged(*, h100_target: int | None = None) -> dict[str, dict[str, Any]]:
-    """Every composed resource of the converged XR, by composition resource name."""
-    return {
+def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
+    """Every composed resource of the converged XR, by composition resource name; the
+    autoscaled pool's settings Object only once its pool exists."""
+    resources = {
         "vpc": VPC,
         "cks-cluster": CLUSTER,
         "usage-vpc-by-cluster": USAGE_VPC,
@@ -271,9 +289,13 @@ def converged(*, h100_target: int | None = None) -> dict[str, dict[str, Any]]:
         "usage-kubeconfig-by-providerconfig": USAGE_KUBECONFIG,
         "usage-cluster-by-providerconfig": USAGE_CLUSTER,
         "system-nodepool": SYSTEM_POOL,
-        "nodepool-h100": h100_pool(target_nodes=h100_target),
+        "nodepool-h100": H100_POOL,
+        "autoscaled-nodepool-h100": H100_SETTINGS,
         "nodepool-l40s": l40s_pool(),
         "nodepool-cpu": CPU_POOL,
         "shared-vast-observer": SHARED_VAST_OBSERVER,
         "rwx-storageclass": RWX_STORAGE_CLASS,
     }
+    if not pool_exists:
+        del resources["autoscaled-nodepool-h100"]
+    return resources

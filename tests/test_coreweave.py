@@ -163,108 +163,151 @@ def observed_pool(applied: dict[str, Any], live: dict[str, Any] | None) -> dict[
     return body
 
 
+CREATOR, SETTINGS = "nodepool-p", "autoscaled-nodepool-p"
+TYPE = {"instanceType": "cd-gp-a192-genoa"}
+PLACEMENT = {"nodeLabels": CPU_LABELS, "nodeTaints": CPU_TAINTS}
+
+
+def pool_objects(
+    creator: dict[str, Any],
+    creator_policies: list[str] | None,
+    settings: dict[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """The Objects of pool "p": the one that creates it and, if autoscaled and live, the one
+    that updates its settings."""
+    objects = {
+        CREATOR: expected.nodepool_object(
+            "inference-east-nodepool-p-eb567",
+            "p",
+            {**TYPE, **creator, **PLACEMENT},
+            creator_policies,
+        )
+    }
+    if settings is not None:
+        objects[SETTINGS] = expected.nodepool_object(
+            "inference-east-autoscaled-nodepool-p-d2f76",
+            "p",
+            {**TYPE, **settings, **PLACEMENT},
+            expected.SETTINGS_POLICIES,
+        )
+    return objects
+
+
+AUTOSCALED = {"autoscaling": True, "minNodes": 1, "maxNodes": 8}
+LIVE_AUTOSCALED = observed_pool(
+    {**TYPE, "targetNodes": 2, **AUTOSCALED}, {**TYPE, "targetNodes": 7, **AUTOSCALED}
+)
+READY_ONLY = {
+    **observed_pool({**TYPE, "targetNodes": 2, **AUTOSCALED}, None),
+    "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]},
+}
+
+
 @pytest.mark.parametrize(
     ("fields", "observed", "want"),
     [
         pytest.param(
             {"nodeCount": 3},
-            None,
-            {"targetNodes": 3, "autoscaling": False},
+            {},
+            pool_objects({"targetNodes": 3, "autoscaling": False}, None),
             id="fixed",
         ),
         pytest.param(
             {"nodeCount": 0},
-            None,
-            {"targetNodes": 0, "autoscaling": False},
+            {},
+            pool_objects({"targetNodes": 0, "autoscaling": False}, None),
             id="fixed-at-zero",
         ),
         pytest.param(
             {"nodeCount": 4},
-            observed_pool(
-                {"instanceType": "cd-gp-a192-genoa", "targetNodes": 2}, {"targetNodes": 2}
-            ),
-            {"targetNodes": 4, "autoscaling": False},
+            {CREATOR: observed_pool({**TYPE, "targetNodes": 2}, {"targetNodes": 2})},
+            pool_objects({"targetNodes": 4, "autoscaling": False}, None),
             id="fixed-resize-is-asserted",
         ),
         pytest.param(
             {"nodeCount": 3, "minNodeCount": 2, "maxNodeCount": 6},
-            None,
-            {"autoscaling": True, "minNodes": 2, "maxNodes": 6, "targetNodes": 3},
-            id="autoscaled-new",
+            {},
+            pool_objects(
+                {"autoscaling": True, "minNodes": 2, "maxNodes": 6, "targetNodes": 3},
+                expected.CREATOR_POLICIES,
+            ),
+            id="autoscaled-new-only-the-creator",
         ),
         pytest.param(
             {"nodeCount": 0, "maxNodeCount": 4},
-            None,
-            {"autoscaling": True, "minNodes": 1, "maxNodes": 4, "targetNodes": 1},
+            {},
+            pool_objects(
+                {"autoscaling": True, "minNodes": 1, "maxNodes": 4, "targetNodes": 1},
+                expected.CREATOR_POLICIES,
+            ),
             id="autoscaled-new-from-zero-starts-at-one",
         ),
         pytest.param(
-            {"nodeCount": 0, "minNodeCount": 0, "maxNodeCount": 4},
-            None,
-            {"autoscaling": True, "minNodes": 0, "maxNodes": 4, "targetNodes": 1},
-            id="autoscaled-explicit-min-zero",
-        ),
-        pytest.param(
             {"nodeCount": 3, "maxNodeCount": 4},
-            None,
-            {"autoscaling": True, "minNodes": 3, "maxNodes": 4, "targetNodes": 3},
+            {},
+            pool_objects(
+                {"autoscaling": True, "minNodes": 3, "maxNodes": 4, "targetNodes": 3},
+                expected.CREATOR_POLICIES,
+            ),
             id="autoscaled-min-defaults-to-count",
         ),
         pytest.param(
             {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
-            observed_pool(
-                {"instanceType": "cd-gp-a192-genoa", "targetNodes": 2, "autoscaling": True},
-                {"targetNodes": 7, "autoscaling": True},
-            ),
-            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
-            id="autoscaled-live-count-left-to-autoscaler",
+            {CREATOR: LIVE_AUTOSCALED},
+            pool_objects({**AUTOSCALED, "targetNodes": 2}, expected.CREATOR_POLICIES, AUTOSCALED),
+            id="autoscaled-live-settings-object-without-targetNodes",
         ),
         pytest.param(
             {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
-            observed_pool({"instanceType": "cd-gp-a192-genoa", "autoscaling": True}, None),
-            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
-            id="autoscaled-stays-unasserted-when-live-state-is-missing",
-        ),
-        pytest.param(
-            {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
-            observed_pool(
-                {"instanceType": "cd-gp-a192-genoa", "targetNodes": 5, "autoscaling": False},
-                {"targetNodes": 5, "autoscaling": False},
-            ),
-            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
-            id="fixed-pool-made-autoscaled-keeps-its-size",
+            {CREATOR: READY_ONLY},
+            pool_objects({**AUTOSCALED, "targetNodes": 2}, expected.CREATOR_POLICIES, AUTOSCALED),
+            id="autoscaled-creator-ready-is-enough",
         ),
         pytest.param(
             {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
             {
-                **observed_pool(
-                    {"instanceType": "cd-gp-a192-genoa", "targetNodes": 5, "autoscaling": False},
-                    None,
-                ),
-                "status": {
-                    "conditions": [
-                        {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}
-                    ]
-                },
+                CREATOR: observed_pool({**TYPE, "targetNodes": 2, **AUTOSCALED}, None),
+                SETTINGS: observed_pool({**TYPE, **AUTOSCALED}, None),
             },
-            {"autoscaling": True, "minNodes": 1, "maxNodes": 8},
-            id="made-autoscaled-while-live-state-unreported-but-synced",
+            pool_objects({**AUTOSCALED, "targetNodes": 2}, expected.CREATOR_POLICIES, AUTOSCALED),
+            id="deleted-outside-crossplane-creator-recreates-with-targetNodes",
+        ),
+        pytest.param(
+            {"nodeCount": 2, "minNodeCount": 2, "maxNodeCount": 12},
+            {CREATOR: LIVE_AUTOSCALED, SETTINGS: observed_pool({**TYPE, **AUTOSCALED}, None)},
+            pool_objects(
+                {"autoscaling": True, "minNodes": 2, "maxNodes": 12, "targetNodes": 2},
+                expected.CREATOR_POLICIES,
+                {"autoscaling": True, "minNodes": 2, "maxNodes": 12},
+            ),
+            id="bounds-edit-reaches-the-settings-object",
+        ),
+        pytest.param(
+            {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8},
+            {
+                CREATOR: observed_pool(
+                    {**TYPE, "targetNodes": 5, "autoscaling": False},
+                    {**TYPE, "targetNodes": 5, "autoscaling": False},
+                )
+            },
+            pool_objects({**AUTOSCALED, "targetNodes": 2}, expected.CREATOR_POLICIES, AUTOSCALED),
+            id="fixed-made-autoscaled-keeps-its-live-size",
+        ),
+        pytest.param(
+            {"nodeCount": 3},
+            {CREATOR: LIVE_AUTOSCALED, SETTINGS: observed_pool({**TYPE, **AUTOSCALED}, None)},
+            pool_objects({"targetNodes": 3, "autoscaling": False}, None),
+            id="autoscaled-made-fixed-asserts-nodeCount-settings-object-retired",
         ),
     ],
 )
-def test_pool_sizing(
-    fields: dict[str, Any], observed: dict[str, Any] | None, want: dict[str, Any]
+def test_pool_objects_for_every_transition(
+    fields: dict[str, Any], observed: dict[str, Any], want: dict[str, dict[str, Any]]
 ) -> None:
-    state = cluster_up()
-    if observed is not None:
-        state["nodepool-p"] = observed
+    state = {**cluster_up(), **observed}
     rsp = run(request(coreweave_xr(nodePools=[pool(**fields)]), state, CREDENTIALS))
-    assert pool_spec(rsp, "p") == {
-        "instanceType": "cd-gp-a192-genoa",
-        **want,
-        "nodeLabels": CPU_LABELS,
-        "nodeTaints": CPU_TAINTS,
-    }
+    composed = desired(rsp)
+    assert {k: v for k, v in composed.items() if k in (CREATOR, SETTINGS)} == want
 
 
 def test_pool_without_role_is_refused_naming_the_field() -> None:
@@ -584,6 +627,9 @@ def test_composed_resource_names_are_stable() -> None:
     observer = copy.deepcopy(expected.SHARED_VAST_OBSERVER)
     observer["status"] = {**READY, "atProvider": {"manifest": expected.SHARED_VAST_LIVE}}
     state["shared-vast-observer"] = observer
+    h100 = copy.deepcopy(expected.H100_POOL)
+    h100["status"] = READY
+    state["nodepool-h100"] = h100
     rsp = run(request(coreweave_xr(), state, CREDENTIALS))
     names = {key: body["metadata"]["name"] for key, body in desired(rsp).items()}
     assert names == {
@@ -596,6 +642,7 @@ def test_composed_resource_names_are_stable() -> None:
         "usage-cluster-by-providerconfig": "inference-east-usage-cluster-by-providerconfig-3c204",
         "system-nodepool": "inference-east-system-nodepool-941b0",
         "nodepool-h100": "inference-east-nodepool-h100-0be1f",
+        "autoscaled-nodepool-h100": "inference-east-autoscaled-nodepool-h100-94ead",
         "nodepool-l40s": "inference-east-nodepool-l40s-335c6",
         "nodepool-cpu": "inference-east-nodepool-cpu-e60f3",
         "shared-vast-observer": "inference-east-shared-vast-observer-f4a99",

@@ -63,7 +63,7 @@ def test_coreweave_cluster_lifecycle() -> None:
     # 3. Endpoint reported: kubeconfig, ProviderConfig, Usages, every pool and the observer.
     world.report("cks-cluster", atProvider={"id": "9e1d-cks", "apiServerEndpoint": ENDPOINT})
     rsp = world.reconcile()
-    want = expected.converged(h100_target=2)
+    want = expected.converged(pool_exists=False)
     del want["rwx-storageclass"]
     assert desired(rsp) == want
     assert xr_status(rsp) == KUBECONFIG_STATUS
@@ -83,17 +83,19 @@ def test_coreweave_cluster_lifecycle() -> None:
         ("nodepool-cpu", expected.CPU_POOL),
     ):
         world.ready(key, atProvider=validated(manifest["spec"]["forProvider"]["manifest"]))
-    h100_manifest = expected.h100_pool()["spec"]["forProvider"]["manifest"]
+    h100_manifest = expected.H100_POOL["spec"]["forProvider"]["manifest"]
     world.ready("nodepool-h100", atProvider=validated(h100_manifest, targetNodes=5))
     world.ready("shared-vast-observer", atProvider={"manifest": expected.SHARED_VAST_LIVE})
     for key in world.observed:
         if key not in ("vpc", "cks-cluster") and "status" not in world.observed[key]:
             world.report(key)  # Secrets, ProviderConfigs and Usages exist once applied.
     rsp = world.reconcile()
-    assert desired(rsp) == expected.converged(h100_target=None)
+    # The pool exists: its settings Object joins; the creator is not changed (it never updates).
+    assert desired(rsp) == expected.converged()
     world.ready("rwx-storageclass", atProvider={"manifest": {}})
+    world.ready("autoscaled-nodepool-h100", atProvider=validated(h100_manifest, targetNodes=5))
     rsp = world.reconcile()
-    assert desired(rsp) == expected.converged(h100_target=None)
+    assert desired(rsp) == expected.converged()
     assert all(readiness(rsp).values()), readiness(rsp)
     assert xr_status(rsp) == FULL_STATUS
     assert results(rsp) == []

@@ -737,8 +737,13 @@ class Walk(World):
 
     def check_kept(self, before: dict[str, Any], composed: dict[str, Any]) -> None:
         names = set(pool_names(self.xr["spec"]))
+        autoscaled = {p["name"] for p in self.pools if "maxNodeCount" in p}
         for key in sorted(set(before) - set(composed)):
             removed = key.startswith("nodepool-") and key.removeprefix("nodepool-") not in names
+            # An autoscaled pool's settings Object retires with the pool or its autoscaling; it
+            # has no Delete policy, so retiring it never touches the live pool.
+            settings_of = key.removeprefix("autoscaled-nodepool-")
+            removed = removed or (key != settings_of and settings_of not in autoscaled)
             category = (
                 "a"
                 if key.startswith("nodepool-")
@@ -758,18 +763,27 @@ class Walk(World):
                 continue
             spec = composed[key]["spec"]
             if self.kind == CW:
-                if key not in in_cluster:
-                    continue
-                if "targetNodes" in spec["forProvider"]["manifest"]["spec"]:
-                    if not existence_signal(before.get(key)):
-                        # Status lost entirely and the last apply carried targetNodes: nothing
-                        # the function sees tells an existing pool from one being created.
-                        self.count("targetNodes-without-any-signal")
-                        continue
+                # The creator never updates a live pool, and always carries what a (re-)create
+                # needs; the settings Object never creates and never carries targetNodes.
+                policies = spec.get("managementPolicies", ["*"])
+                target = spec["forProvider"]["manifest"]["spec"].get("targetNodes")
+                self.expect(
+                    "*" not in policies and "Update" not in policies,
+                    "b",
+                    f"{key}: the creator of an autoscaled pool may update it: {policies}",
+                )
+                self.expect(
+                    isinstance(target, int) and target >= 1,
+                    "b",
+                    f"{key}: a re-created autoscaled pool would lack targetNodes: {target}",
+                )
+                settings = composed.get(f"autoscaled-{key}")
+                if settings is not None:
                     self.expect(
-                        False,
+                        "targetNodes" not in settings["spec"]["forProvider"]["manifest"]["spec"]
+                        and settings["spec"].get("managementPolicies") == ["Observe", "Update"],
                         "b",
-                        f"{key}: targetNodes asserted on a live autoscaled pool (live {self.live_count.get(key)}, desired {spec['forProvider']['manifest']['spec']['targetNodes']})",
+                        f"autoscaled-{key}: may create the pool or write its size: {settings}",
                     )
             else:
                 policies = spec.get("managementPolicies", ["*"])
@@ -872,6 +886,8 @@ class Walk(World):
                 self.live_count.pop(key, None)
         if self.kind == CW:
             for key in self.in_cluster:
+                if composed[key]["spec"].get("managementPolicies", ["*"]) != ["*"]:
+                    continue  # an Object that cannot update the pool does not size it
                 target = at(composed[key], "spec", "forProvider", "manifest", "spec", "targetNodes")
                 if target is not MISSING:
                     self.live_count[key] = target
@@ -1046,10 +1062,14 @@ def cw_world() -> World:
     return world
 
 
-@pytest.mark.parametrize("signal", ["Synced", "Ready"])
-def test_cks_pool_made_autoscaled_while_its_manifest_is_unreported(signal: str) -> None:
+@pytest.mark.parametrize(("signal", "settings"), [("Synced", False), ("Ready", True)])
+def test_cks_pool_made_autoscaled_while_its_manifest_is_unreported(
+    signal: str, settings: bool
+) -> None:
     """Found by the walks: a fixed pool that exists, made autoscaled while provider-kubernetes
-    reports no status.atProvider.manifest, got targetNodes again on every reconcile."""
+    reports no status.atProvider.manifest, got targetNodes again on every reconcile. Now the
+    Object that carries targetNodes cannot update the pool at all, and the settings Object
+    joins once the pool is seen (Ready) and never carries it."""
     world = cw_world()
     manifest = world.observed["nodepool-l40s"]["spec"]["forProvider"]["manifest"]
     world.ready("nodepool-l40s", atProvider={"manifest": copy.deepcopy(manifest)})
@@ -1058,9 +1078,16 @@ def test_cks_pool_made_autoscaled_while_its_manifest_is_unreported(signal: str) 
         "conditions": [{"type": signal, "status": "True", "reason": "Walk"}]
     }
     world.xr["spec"]["nodePools"][1]["maxNodeCount"] = 4
-    rsp = world.reconcile()
-    sizing = desired(rsp)["nodepool-l40s"]["spec"]["forProvider"]["manifest"]["spec"]
-    assert "targetNodes" not in sizing, sizing
+    composed = desired(world.reconcile())
+    assert composed["nodepool-l40s"]["spec"]["managementPolicies"] == [
+        "Observe",
+        "Create",
+        "Delete",
+    ]
+    assert ("autoscaled-nodepool-l40s" in composed) is settings
+    if settings:
+        sizing = composed["autoscaled-nodepool-l40s"]["spec"]["forProvider"]["manifest"]["spec"]
+        assert "targetNodes" not in sizing, sizing
 
 
 def test_civo_applications_are_kept_on_a_live_cluster_created_without_them() -> None:

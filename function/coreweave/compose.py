@@ -35,6 +35,8 @@ KEY_KUBECONFIG = "kubeconfig"
 KEY_PROVIDER_CONFIG = "kubernetes-providerconfig"
 KEY_SYSTEM_POOL = "system-nodepool"
 KEY_POOL_PREFIX = "nodepool-"
+# The second Object of an autoscaled pool; no user pool's key can take this prefix.
+KEY_POOL_SETTINGS_PREFIX = "autoscaled-nodepool-"
 KEY_SHARED_VAST = "shared-vast-observer"
 KEY_STORAGE_CLASS = "rwx-storageclass"
 KEY_USAGE_VPC = "usage-vpc-by-cluster"
@@ -62,6 +64,14 @@ NODEPOOL_READY_QUERY = (
     "object.status.conditions.exists(c, c.type == 'Validated' && c.status == 'True')"
 )
 
+# An autoscaled pool is two Objects with two field managers. The first creates the pool with
+# targetNodes (and re-creates it if it is deleted outside Crossplane) and never updates it, so
+# its manager keeps owning targetNodes until the CKS autoscaler takes it: under server-side
+# apply nothing ever removes the field, under client-side apply nothing resets it. The second
+# never creates and updates everything but targetNodes. See README "Autoscaled CKS pools".
+POOL_CREATOR_POLICIES = ["Observe", "Create", "Delete"]
+POOL_SETTINGS_POLICIES = ["Observe", "Update"]
+
 LABEL_POOL = "modelplane.ai/pool"
 LABEL_GPU = "modelplane.ai/gpu"
 LABEL_CPU = "modelplane.ai/cpu"
@@ -73,6 +83,10 @@ CPU_TAINT = {"key": LABEL_CPU, "value": "true", "effect": "NoSchedule"}
 
 def pool_key(pool_name: str) -> str:
     return KEY_POOL_PREFIX + pool_name
+
+
+def pool_settings_key(pool_name: str) -> str:
+    return KEY_POOL_SETTINGS_PREFIX + pool_name
 
 
 def compose(
@@ -319,29 +333,22 @@ class _Composer(Composer):
         self,
         key: str,
         pool_name: str,
-        instance_type: str,
-        sizing: dict[str, Any],
-        labels: dict[str, str],
-        taints: list[dict[str, str]],
+        spec: dict[str, Any],
+        policies: list[str] | None = None,
     ) -> None:
-        observed = self.observed[key]
-        spec: dict[str, Any] = {"instanceType": instance_type, **sizing, "nodeLabels": labels}
-        if taints:
-            spec["nodeTaints"] = taints
         manifest = {
             "apiVersion": NODEPOOL_API_VERSION,
             "kind": "NodePool",
             "metadata": {"name": pool_name},
             "spec": spec,
         }
+        extra: dict[str, Any] = {
+            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": NODEPOOL_READY_QUERY}
+        }
+        if policies is not None:
+            extra["managementPolicies"] = policies
         self.out.compose(
-            key,
-            self._object(
-                key,
-                manifest,
-                readiness={"policy": "DeriveFromCelQuery", "celQuery": NODEPOOL_READY_QUERY},
-            ),
-            ready=ready_when_ready(observed),
+            key, self._object(key, manifest, **extra), ready=ready_when_ready(self.observed[key])
         )
 
     def _system_pool(self) -> None:
@@ -355,39 +362,62 @@ class _Composer(Composer):
         self._pool(
             KEY_SYSTEM_POOL,
             SYSTEM_POOL_NAME,
-            instance_type,
-            {"targetNodes": wanted.nodeCount, "autoscaling": False},
-            {LABEL_POOL: SYSTEM_POOL_NAME, LABEL_SYSTEM: "true"},
-            [],
+            {
+                "instanceType": instance_type,
+                "targetNodes": wanted.nodeCount,
+                "autoscaling": False,
+                "nodeLabels": {LABEL_POOL: SYSTEM_POOL_NAME, LABEL_SYSTEM: "true"},
+            },
         )
 
     def _user_pool(self, index: int, pool: NodePool) -> None:
         key = pool_key(pool.name)
-        observed = self.observed[key]
-        applied = _applied_spec(observed)
+        creator = self.observed[key]
         instance_type = self._live_instance_type(
-            applied, pool.instanceType, f"spec.nodePools[{index}].instanceType", pool.name
+            _applied_spec(creator),
+            pool.instanceType,
+            f"spec.nodePools[{index}].instanceType",
+            pool.name,
         )
-        sizing: dict[str, Any]
-        if pool.maxNodeCount is not None:
-            sizing = {
-                "autoscaling": True,
-                "minNodes": pool.min_nodes,
-                "maxNodes": pool.maxNodeCount,
-            }
-            # Once the pool exists the CKS autoscaler owns targetNodes; asserting it again would
-            # reset the pool's size on every apply. See README "Autoscaled CKS pools".
-            if not _pool_exists(observed, applied):
-                sizing["targetNodes"] = max(pool.nodeCount, 1)
-        else:
-            sizing = {"targetNodes": pool.nodeCount, "autoscaling": False}
         if pool.is_gpu and pool.gpu is not None:
             labels = {LABEL_POOL: pool.name, LABEL_GPU: pool.gpu.acceleratorType}
             taints = [GPU_TAINT]
         else:
             labels = {LABEL_POOL: pool.name, LABEL_CPU: "true"}
             taints = [CPU_TAINT]
-        self._pool(key, pool.name, instance_type, sizing, labels, taints)
+        if pool.maxNodeCount is None:
+            self._pool(
+                key,
+                pool.name,
+                {
+                    "instanceType": instance_type,
+                    "targetNodes": pool.nodeCount,
+                    "autoscaling": False,
+                    "nodeLabels": labels,
+                    "nodeTaints": taints,
+                },
+            )
+            return
+        settings = {
+            "instanceType": instance_type,
+            "autoscaling": True,
+            "minNodes": pool.min_nodes,
+            "maxNodes": pool.maxNodeCount,
+            "nodeLabels": labels,
+            "nodeTaints": taints,
+        }
+        # Everything CKS needs to create the pool: a new pool starts with at least one node, as
+        # CKS's autoscaler cannot scale it up from zero.
+        created = {**settings, "targetNodes": max(pool.nodeCount, 1)}
+        self._pool(key, pool.name, created, POOL_CREATOR_POLICIES)
+        settings_key = pool_settings_key(pool.name)
+        # Only once the pool exists: the settings Object cannot create it, and would wait.
+        if (
+            creator.has("status", "atProvider", "manifest", "metadata")
+            or creator.ready
+            or self.observed[settings_key].exists
+        ):
+            self._pool(settings_key, pool.name, settings, POOL_SETTINGS_POLICIES)
 
     def _storage(self) -> None:
         observer = self.observed[KEY_SHARED_VAST]
@@ -461,19 +491,3 @@ class _Composer(Composer):
 def _applied_spec(observed: View) -> View:
     """The NodePool spec the function last applied through the Object."""
     return observed.child("spec", "forProvider", "manifest", "spec")
-
-
-def _pool_exists(observed: View, applied: View) -> bool:
-    """The pool was created in the cluster, or the function already stopped asserting its size.
-
-    Any one signal is enough: the live object reported, the Object synced or ready (its last
-    apply reached the cluster), or an applied manifest that already leaves targetNodes out.
-    """
-    if not observed.exists:
-        return False
-    return (
-        observed.has("status", "atProvider", "manifest", "metadata")
-        or observed.condition_status("Synced") == "True"
-        or observed.ready
-        or not applied.has("targetNodes")
-    )
