@@ -294,7 +294,7 @@ class World:
             annotations = previous.get("metadata", {}).get("annotations", {})
             body["metadata"] = {
                 **body.get("metadata", {}),
-                "namespace": NAMESPACE,
+                "namespace": self.xr["metadata"].get("namespace", NAMESPACE),
                 "annotations": {**annotations, "crossplane.io/composition-resource-name": key},
             }
             if "status" in previous:

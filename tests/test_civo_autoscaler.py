@@ -114,6 +114,20 @@ def test_release_values(
     assert values(spec_version, reported, chart) == (want, warnings)
 
 
+def test_running_image_stays_while_the_version_is_unreported() -> None:
+    xr = civo_xr()
+    del xr["spec"]["kubernetesVersion"]
+    observed = state("1.33.4-k3s1")
+    rsp = run(request(xr, observed, civo_required()))
+    release = desired(rsp)["cluster-autoscaler"]
+    assert release["spec"]["forProvider"]["values"]["image"] == {"tag": "v1.33.3"}
+    observed["cluster-autoscaler"] = release
+    observed["helm-providerconfig"] = desired(rsp)["helm-providerconfig"]
+    observed["civo-cluster"]["status"] = {}  # the cluster's status flaps
+    rsp = run(request(xr, observed, civo_required()))
+    assert desired(rsp)["cluster-autoscaler"] == release
+
+
 def test_invalid_autoscaler_input_names_the_field() -> None:
     xr = civo_xr()
     step_input = {

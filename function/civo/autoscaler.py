@@ -28,15 +28,19 @@ def kubernetes_minor(version: str | None) -> str | None:
     return f"{int(match.group(1))}.{int(match.group(2))}" if match else None
 
 
-def image_tag(chart: ClusterAutoscalerChart, minor: str | None) -> tuple[str | None, str | None]:
+def image_tag(
+    chart: ClusterAutoscalerChart, minor: str | None, running: str | None
+) -> tuple[str | None, str | None]:
     """The autoscaler image tag to run and, when none matches the cluster, a warning.
 
-    None keeps the chart's own image (cluster-autoscaler 1.35.0 in chart 9.59.0).
+    None keeps the chart's own image (cluster-autoscaler 1.35.0 in chart 9.59.0). While the
+    cluster's version is not reported, the running tag stays: a status flap must not redeploy
+    the autoscaler.
     """
     if chart.imageTag is not None:
         return chart.imageTag, None
     if minor is None:
-        return None, None
+        return running, None
     tag = RELEASE_FOR_MINOR.get(minor)
     if tag is None:
         return None, (

@@ -118,6 +118,9 @@ class _Composer(Composer):
         is unpublished.
         """
         described = f'Secret "{self.secret_name}"'
+        in_use = self.observed[KEY_HELM_PROVIDER_CONFIG].string(
+            "spec", "credentials", "secretRef", "key"
+        )
         key = access.established_key(self.xr.status, self.secret_name)
         if key is None:
             if not (self.cluster.has("status", "atProvider", "id") or self.cluster.ready):
@@ -128,16 +131,14 @@ class _Composer(Composer):
                     f'waiting for Civo cluster "{self.cloud_name}" to be created; it writes '
                     f"its kubeconfig to {described}",
                 )
-                return None
+                return in_use
             lookup = access.find_key(self.secret_name, self.xr.namespace, self.required)
             self.out.requirements.extend(lookup.requirements)
             if lookup.key is None:
                 why = lookup.problem or "reading the connection Secret"
                 self.out.normal(why)
                 self.out.condition(access.CONDITION_ACCESS, False, lookup.reason, why)
-                return self.observed[KEY_HELM_PROVIDER_CONFIG].string(
-                    "spec", "credentials", "secretRef", "key"
-                )
+                return in_use
             key = lookup.key
         self.out.condition(
             access.CONDITION_ACCESS, True, "Available", f'kubeconfig in {described}, key "{key}"'
@@ -390,7 +391,8 @@ class _Composer(Composer):
             self.out.condition(CONDITION_AUTOSCALER, False, "WaitingForKubeconfig", why)
             return
         chart = self.config.clusterAutoscaler
-        tag, warning = autoscaler.image_tag(chart, self._kubernetes_minor())
+        running = release.string("spec", "forProvider", "values", "image", "tag")
+        tag, warning = autoscaler.image_tag(chart, self._kubernetes_minor(), running)
         if warning is not None:
             self.out.warning(warning)
         self._helm_provider_config(kubeconfig_key)
