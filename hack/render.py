@@ -1,6 +1,6 @@
 """Render every example stage with the real Crossplane CLI and validate it offline.
 
-  --write  regenerate example/<cloud>/rendered/<stage>.yaml
+  --write  regenerate example/<set>/rendered/<stage>.yaml for every example set
   --check  re-render, fail on any difference from the committed files, and pipe each stage
            (plus the XRDs, Compositions and step-input CRD) through `crank beta validate`
            against ../shared/crds and the project's own XRDs.
@@ -27,12 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "example"
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
-# Composition of each example folder.
+# Composition of each composite kind.
 COMPOSITIONS = {
-    "coreweave": ROOT / "apis" / "coreweaveclusters" / "composition.yaml",
-    "civo": ROOT / "apis" / "civoclusters" / "composition.yaml",
+    "CoreWeaveCluster": ROOT / "apis" / "coreweaveclusters" / "composition.yaml",
+    "CivoCluster": ROOT / "apis" / "civoclusters" / "composition.yaml",
 }
-# Stages in lifecycle order; each has example/<cloud>/observed/<stage>.yaml.
+# Stages in lifecycle order; each has example/<set>/observed/<stage>.yaml.
 STAGES = ("new", "cluster-ready", "converged", "ready-flap")
 # beta validate always adds the Crossplane image as a dependency; an existing cache directory
 # for it stops the download (this machine has no registry access).
@@ -87,6 +87,18 @@ def has_documents(path: Path) -> bool:
     return any(line and not line.startswith("#") for line in path.read_text().splitlines())
 
 
+def example_sets() -> list[str]:
+    """Every example/<set>/ with an xr.yaml: the team examples and the API reference's."""
+    return sorted(p.name for p in EXAMPLES.iterdir() if (p / "xr.yaml").is_file())
+
+
+def composition(folder: Path) -> Path:
+    for line in (folder / "xr.yaml").read_text().splitlines():
+        if line.startswith("kind:"):
+            return COMPOSITIONS[line.split(":", 1)[1].strip()]
+    raise SystemExit(f"{folder / 'xr.yaml'}: no kind")
+
+
 def render(crank: str, cloud: str, stage: str, port: int, tmp: Path, *, results: bool) -> str:
     folder = EXAMPLES / cloud
     functions = tmp / f"{cloud}-functions.yaml"
@@ -97,7 +109,7 @@ def render(crank: str, cloud: str, stage: str, port: int, tmp: Path, *, results:
         crank,
         "render",
         str(folder / "xr.yaml"),
-        str(COMPOSITIONS[cloud]),
+        str(composition(folder)),
         str(functions),
         "--include-full-xr",
         "--timeout=30s",
@@ -174,7 +186,7 @@ def main() -> int:
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp_name, function_server() as port:
         tmp = Path(tmp_name)
-        for cloud in COMPOSITIONS:
+        for cloud in example_sets():
             rendered_dir = EXAMPLES / cloud / "rendered"
             rendered_dir.mkdir(exist_ok=True)
             for stage in STAGES:
