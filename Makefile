@@ -76,7 +76,7 @@ xpkg: image crank
 
 ## image-test: run the built image (chroot as UID 2000: mTLS, renders) and inspect the xpkg
 image-test: xpkg $(STAMP)
-	$(BIN)/pytest tests/image
+	$(BIN)/pytest -rs tests/image
 
 ## image-lock: re-resolve the image's dependency wheels into hack/image/requirements.lock
 image-lock:
