@@ -106,12 +106,12 @@ def test_crank_render_through_the_image_reproduces_the_committed_renders(
     differing = []
     with run_image(image, "--insecure") as running:
         port = int(running.address.rsplit(":", 1)[1])
-        for cloud in render_script.COMPOSITIONS:
+        for example in render_script.example_sets():
             for stage in render_script.STAGES:
-                rendered = render_script.render(crank, cloud, stage, port, tmp_path, results=True)
-                committed = render_script.EXAMPLES / cloud / "rendered" / f"{stage}.yaml"
+                rendered = render_script.render(crank, example, stage, port, tmp_path, results=True)
+                committed = render_script.EXAMPLES / example / "rendered" / f"{stage}.yaml"
                 if rendered != committed.read_text():
-                    differing.append(f"{cloud}/{stage}")
+                    differing.append(f"{example}/{stage}")
     assert differing == [], (
         f"renders through the image differ from the committed ones: {differing} (the image "
         "holds this checkout's function/: `make render` refreshes the renders after a change)"
