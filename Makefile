@@ -48,9 +48,9 @@ clean:
 
 .PHONY: bench
 
-## bench: converged 8-pool XRs vs no-op and replay floors: latency, throughput, CPU, RSS, cold start -> bench/results.md
+## bench: converged 8-pool XRs, fleets of 1-1024, vs no-op and replay floors: latency, CPU, RSS, calls per reconcile -> bench/results.md (BENCH_QUICK=1: smoke run)
 bench: $(STAMP)
-	$(BIN)/python hack/bench.py
+	$(BIN)/python -m hack.bench
 
 .PHONY: wheels image xpkg image-test image-lock
 

@@ -1,0 +1,16 @@
+"""The benchmark behind `make bench`: the function against no-op and replay floors.
+
+One module per concern, so a new scenario or measurement touches one file:
+
+- `xrs.py`        the converged 8-pool XR of each kind, reached through tests.support.World
+- `noise.py`      the metadata the API server, Crossplane and providers add (request shape)
+- `scenarios.py`  serialized requests per kind and shape; fleet members; per-call variation
+- `floors.py`     the no-op and replay floor servers (standalone scripts)
+- `servers.py`    starting the function and the floors, calling them, their CPU and memory
+- `measure.py`    serial latency, concurrency, cold start, in-process cost, whole reconciles
+- `report.py`     bench/results.md and its goals
+- `profiling.py`  `--profile`: pyinstrument over the function's own work
+- `cli.py`        the order of a run and its flags
+
+The method is described in bench/README.md.
+"""

@@ -1,0 +1,224 @@
+"""The run: build the scenarios, start the servers, measure every phase, write the report.
+
+    .venv/bin/python -m hack.bench              # full run (a few minutes), writes bench/results.md
+    BENCH_QUICK=1 make bench                    # or --quick: a short smoke run
+    .venv/bin/python -m hack.bench --profile --profile-fleet 1024   # pyinstrument, in-process
+
+Exit code: 0 when every call succeeded and no response was FATAL or wrong, even if a goal is
+missed (this is a report); 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from crossplane.function import logging as fnlogging
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from hack.bench import measure, profiling, report, scenarios
+from hack.bench.scenarios import NOISY, SHAPES, Scenario, check_response, next_n
+from hack.bench.servers import (
+    ROLES,
+    Server,
+    function_argv,
+    noop_argv,
+    replay_argv,
+)
+from tests.support import desired, free_port
+
+QUICK_ENV = "BENCH_QUICK"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.add_argument(
+        "--fleets",
+        default="1,32,256,1024",
+        help="fleet sizes: distinct XRs of each kind, called round-robin",
+    )
+    parser.add_argument(
+        "--calls", type=int, default=800, help="serial calls per server per kind, shape and fleet"
+    )
+    parser.add_argument("--warmup", type=int, default=100, help="warm-up calls per server")
+    parser.add_argument(
+        "--reconciles", type=int, default=300, help="whole reconciles per kind and shape"
+    )
+    parser.add_argument("--concurrency", type=int, default=8, help="concurrent callers")
+    parser.add_argument(
+        "--duration", type=float, default=3.0, help="seconds of concurrent load per server per XR"
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating slices of the concurrent load"
+    )
+    parser.add_argument(
+        "--cold-starts", type=int, default=5, help="cold starts of the function (median)"
+    )
+    parser.add_argument("--inproc", type=int, default=2000, help="in-process calls per XR")
+    parser.add_argument(
+        "--quick", action="store_true", help=f"short smoke run (also with {QUICK_ENV}=1)"
+    )
+    parser.add_argument("--no-write", action="store_true", help="do not write bench/results.md")
+    parser.add_argument("--profile", action="store_true", help="only profile, in-process")
+    parser.add_argument("--profile-calls", type=int, default=2000)
+    parser.add_argument("--profile-kind", choices=scenarios.KINDS, default="CoreWeaveCluster")
+    parser.add_argument("--profile-shape", choices=SHAPES, default=NOISY)
+    parser.add_argument("--profile-fleet", type=int, default=1)
+    args = parser.parse_args(argv)
+    args.quick = args.quick or os.environ.get(QUICK_ENV, "") not in ("", "0")
+    if args.quick:
+        args.fleets = "1,256"
+        args.calls, args.warmup, args.reconciles = 200, 20, 50
+        args.duration, args.rounds, args.cold_starts, args.inproc = 1.0, 1, 2, 200
+    args.fleet_sizes = sorted({int(f) for f in args.fleets.split(",")})
+    return args
+
+
+def run_profile(args: argparse.Namespace) -> int:
+    built = scenarios.build_scenarios(args.profile_fleet, (args.profile_shape,))
+    scenario = next(s for s in built if s.kind == args.profile_kind)
+    print(profiling.profile(scenario, args.profile_fleet, args.profile_calls))
+    return 0
+
+
+def record_responses(function: Server, built: list[Scenario], tmp: Path) -> dict[str, Path]:
+    """The function's own answers, for the replay floor; checked once against in-process."""
+    recorded = {}
+    for sc in built:
+        blob = function.invoke(sc.template.make(0, next_n()))
+        rsp = fnv1.RunFunctionResponse.FromString(blob)
+        check_response(sc, rsp, "function over gRPC")
+        local = scenarios.runner_response(
+            fnv1.RunFunctionRequest.FromString(sc.template.make(0, next_n()))
+        )
+        if desired(rsp) != desired(local):
+            raise SystemExit(f"bench: {sc.label}: the served function composes something else")
+        if sc.shape == NOISY:
+            recorded[sc.kind] = tmp / f"replay-{sc.kind}.bin"
+            recorded[sc.kind].write_bytes(blob)
+    return recorded
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.profile:
+        return run_profile(args)
+    began = time.perf_counter()
+    load = {"start": os.getloadavg()}
+    fleets = args.fleet_sizes
+    largest = fleets[-1]
+    print(f"building converged requests, fleets of up to {largest} XRs ...", flush=True)
+    built = scenarios.build_scenarios(largest)
+    for sc in built:
+        print(
+            f"  {sc.label}: {sc.pools} pools, {sc.expected} desired, "
+            f"request {len(sc.template.blob) / 1024:.1f} KiB"
+        )
+    noisy = [sc for sc in built if sc.shape == NOISY]
+    cells: list[report.Cell] = []
+    memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = {}
+    concurrent: dict[str, dict[str, measure.Stats]] = {}
+    client_cpu: dict[str, float] = {}
+    reconciles: dict[str, measure.Reconciles] = {}
+    with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmpdir:
+        tmp = Path(tmpdir)
+        started: dict[str, Server] = {}
+        try:
+            port = free_port()
+            started["function"] = Server("function", function_argv(port), port, tmp / "fn.log")
+            started["function"].start()
+            recorded = record_responses(started["function"], built, tmp)
+            for role, argv_for in (("noop", noop_argv), ("replay", replay_argv(recorded))):
+                port = free_port()
+                started[role] = Server(role, argv_for(port), port, tmp / f"{role}.log")
+                started[role].start()
+            servers = [started[r] for r in ROLES]
+            for fleet in fleets:
+                for sc in built:
+                    calls, warmup = max(args.calls, fleet), max(args.warmup, fleet)
+                    print(
+                        f"serial: {sc.label}, fleet of {fleet}, {calls} calls per server "
+                        f"after {warmup} warm-up ...",
+                        flush=True,
+                    )
+                    stats = measure.serial(servers, sc, fleet, calls, warmup)
+                    cells.append(report.Cell(sc, fleet, stats))
+                memory_by_fleet[fleet] = {r: started[r].memory() for r in ROLES}
+            for sc in built:
+                print(f"reconciles: {sc.label}, {args.reconciles} ...", flush=True)
+                reconciles[sc.label] = measure.reconciles(
+                    started["function"], sc, largest, args.reconciles
+                )
+            for sc in noisy:
+                print(
+                    f"concurrent: {sc.label}, fleet of {largest}, {args.concurrency} callers, "
+                    f"{args.duration:g} s per server ...",
+                    flush=True,
+                )
+                concurrent[sc.label], client_cpu[sc.label] = measure.concurrent(
+                    servers, sc, largest, args.concurrency, args.duration, args.rounds
+                )
+            memory_by_fleet[largest] = {r: started[r].memory() for r in ROLES}
+        finally:
+            for server in started.values():
+                server.stop()
+        print(f"cold starts: {args.cold_starts} x function, x no-op floor ...", flush=True)
+        cold = {
+            "function": measure.cold_starts(
+                function_argv, noisy[0].template, args.cold_starts, tmp, "function"
+            ),
+            "noop": measure.cold_starts(
+                noop_argv, noisy[0].template, args.cold_starts, tmp, "noop"
+            ),
+        }
+    print(f"in-process: {args.inproc} calls per XR ...", flush=True)
+    # As the served function runs: debug is filtered.
+    fnlogging.configure(level=fnlogging.Level.INFO)
+    inproc = {
+        sc.label: measure.in_process(sc, args.inproc, max(20, args.inproc // 10)) for sc in noisy
+    }
+    load["end"] = os.getloadavg()
+    result = report.Report(
+        args=args,
+        machine=report.machine(),
+        load=load,
+        scenarios=built,
+        fleets=fleets,
+        cells=cells,
+        memory_by_fleet=memory_by_fleet,
+        concurrent=concurrent,
+        concurrent_fleet=largest,
+        client_cpu=client_cpu,
+        cold=cold,
+        reconciles=reconciles,
+        reconcile_fleet=largest,
+        inproc=inproc,
+        duration_s=time.perf_counter() - began,
+    )
+    failures = []
+    for cell in cells:
+        for role, record in cell.stats.items():
+            if record.errors or record.bad:
+                failures.append(
+                    f"{cell.scenario.label}, fleet {cell.fleet}: {record.errors} failed calls, "
+                    f"{record.bad} FATAL or wrong responses from {role}"
+                )
+    for label, stats in concurrent.items():
+        for role, record in stats.items():
+            if record.errors or record.bad:
+                failures.append(f"{label} concurrent: {record.errors + record.bad} bad from {role}")
+    print()
+    print(f"Machine: {result.machine_line()}\nLoad: {result.load_line()}\n")
+    print(result.tables())
+    print("\n### Goals\n")
+    print(result.goals_text())
+    if not args.no_write:
+        report.RESULTS.write_text(result.markdown())
+        print(f"\nwrote {report.RESULTS.relative_to(report.ROOT)} ({result.duration_s:.0f} s)")
+    for failure in failures:
+        print(f"bench: {failure}", file=sys.stderr)
+    return 1 if failures else 0

@@ -1,0 +1,320 @@
+"""Measurements: latency, throughput, server CPU per call, memory, cold start, in-process cost,
+and whole reconciles through Crossplane's requirements loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import grpc
+import psutil
+from crossplane.function import response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from function import runner
+from hack.bench.scenarios import Scenario, Template, check_response, next_n
+from hack.bench.servers import CLIENT_OPTIONS, METHOD, START_TIMEOUT, Argv, Server, wait_listening
+from tests.support import free_port
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+@dataclasses.dataclass
+class Stats:
+    latencies_ms: list[float] = dataclasses.field(default_factory=list)
+    errors: int = 0
+    bad: int = 0  # FATAL or wrong responses (function only)
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    calls: int = 0
+    response_bytes: int = 0
+
+    @property
+    def per_s(self) -> float:
+        return self.calls / self.wall_s if self.wall_s else float("nan")
+
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu_s / self.calls * 1e6 if self.calls else float("nan")
+
+
+def function_response_ok(scenario: Scenario, blob: bytes) -> bool:
+    rsp = fnv1.RunFunctionResponse.FromString(blob)
+    return len(rsp.desired.resources) == scenario.expected and not any(
+        r.severity == fnv1.SEVERITY_FATAL for r in rsp.results
+    )
+
+
+def serial(
+    servers: list[Server], scenario: Scenario, fleet: int, calls: int, warmup: int
+) -> dict[str, Stats]:
+    """Round-robin: every iteration calls each server once, in a rotating order, for the next
+    member of a fleet of `fleet` XRs."""
+    stats = {s.name: Stats() for s in servers}
+    cpu0: dict[str, float] = {}
+    for i in range(warmup + calls):
+        if i == warmup:
+            cpu0 = {s.name: s.cpu() for s in servers}
+        shift = i % len(servers)
+        for server in servers[shift:] + servers[:shift]:
+            data = scenario.template.make(i % fleet, next_n())
+            start = time.perf_counter_ns()
+            try:
+                blob = server.invoke(data)
+            except grpc.RpcError:
+                stats[server.name].errors += 1
+                continue
+            elapsed = time.perf_counter_ns() - start
+            record = stats[server.name]
+            record.response_bytes = len(blob)
+            if i >= warmup:
+                record.latencies_ms.append(elapsed / 1e6)
+            if server.name == "function" and not function_response_ok(scenario, blob):
+                record.bad += 1
+    for server in servers:
+        record = stats[server.name]
+        record.calls = len(record.latencies_ms)
+        record.cpu_s = server.cpu() - cpu0.get(server.name, server.cpu())
+        record.wall_s = sum(record.latencies_ms) / 1e3
+    return stats
+
+
+def concurrent(
+    servers: list[Server],
+    scenario: Scenario,
+    fleet: int,
+    workers: int,
+    seconds: float,
+    rounds: int,
+) -> tuple[dict[str, Stats], float]:
+    """`workers` callers on one channel per server for seconds/rounds, servers alternating per
+    round, calling for the members of a fleet of `fleet` XRs in turn. Returns the stats and the bench client's own CPU use (% of one core)."""
+    stats = {s.name: Stats() for s in servers}
+    me = psutil.Process()
+    client_cpu = client_wall = 0.0
+    window = seconds / rounds
+    for r in range(rounds):
+        shift = r % len(servers)
+        for server in servers[shift:] + servers[:shift]:
+            record = stats[server.name]
+            blobs: list[bytes] = []
+            lock = threading.Lock()
+            deadline = time.perf_counter() + window
+
+            def caller(
+                server: Server = server,
+                deadline: float = deadline,
+                blobs: list[bytes] = blobs,
+                lock: threading.Lock = lock,
+            ) -> tuple[list[float], int]:
+                latencies: list[float] = []
+                errors = 0
+                for _ in range(1_000_000):  # bounded; the deadline ends it long before
+                    if time.perf_counter() >= deadline:
+                        break
+                    n = next_n()
+                    data = scenario.template.make(n % fleet, n)
+                    start = time.perf_counter_ns()
+                    try:
+                        blob = server.invoke(data)
+                    except grpc.RpcError:
+                        errors += 1
+                        continue
+                    latencies.append((time.perf_counter_ns() - start) / 1e6)
+                    if server.name == "function":
+                        with lock:
+                            blobs.append(blob)
+                return latencies, errors
+
+            cpu_before, me_before = server.cpu(), me.cpu_times()
+            start = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                results = [f.result() for f in [pool.submit(caller) for _ in range(workers)]]
+            wall = time.perf_counter() - start
+            me_after = me.cpu_times()
+            record.cpu_s += server.cpu() - cpu_before
+            record.wall_s += wall
+            client_cpu += (me_after.user + me_after.system) - (me_before.user + me_before.system)
+            client_wall += wall
+            for latencies, errors in results:
+                record.latencies_ms.extend(latencies)
+                record.errors += errors
+            record.bad += sum(1 for b in blobs if not function_response_ok(scenario, b))
+    for record in stats.values():
+        record.calls = len(record.latencies_ms)
+    return stats, (client_cpu / client_wall * 100 if client_wall else float("nan"))
+
+
+def cold_starts(argv_for: Argv, template: Template, n: int, logdir: Path, name: str) -> list[float]:
+    """Process start to first answered call (a converged request), n fresh processes."""
+    times = []
+    for i in range(n):
+        port = free_port()
+        server = Server(f"{name}-cold-{i}", argv_for(port), port, logdir / f"{name}-cold-{i}.log")
+        data = template.make(0, next_n())
+        try:
+            start = time.perf_counter()
+            with server.log_path.open("wb") as log:
+                server.process = subprocess.Popen(server.argv, stdout=log, stderr=subprocess.STDOUT)
+            wait_listening(server.process, port, time.monotonic() + START_TIMEOUT)
+            server.channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=CLIENT_OPTIONS)
+            server.channel.unary_unary(METHOD)(data, timeout=START_TIMEOUT, wait_for_ready=True)
+            times.append(time.perf_counter() - start)
+        finally:
+            server.stop()
+    return times
+
+
+@dataclasses.dataclass
+class InProcess:
+    decode: float
+    run: float
+    to: float
+    write: float
+    encode: float
+    servicer: float
+    log_debug: float
+
+    @property
+    def core(self) -> float:
+        return self.run + self.write
+
+
+def median_us(samples: list[int]) -> float:
+    return statistics.median(samples) / 1e3
+
+
+def in_process(scenario: Scenario, iterations: int, warmup: int) -> InProcess:
+    """The servicer's work without gRPC, each step timed on its own (median µs)."""
+    parts: dict[str, list[int]] = {
+        k: [] for k in ("decode", "run", "to", "write", "encode", "servicer", "log")
+    }
+    servicer = runner.FunctionRunner()
+    clock = time.perf_counter_ns
+    for i in range(warmup + iterations):
+        data = scenario.template.make(0, next_n())
+        t0 = clock()
+        req = fnv1.RunFunctionRequest.FromString(data)
+        t1 = clock()
+        outcome = runner.run(req)
+        t2 = clock()
+        rsp = response.to(req)
+        t3 = clock()
+        runner.write(outcome, rsp)
+        t4 = clock()
+        rsp.SerializeToString()
+        t5 = clock()
+        # The whole coroutine as the gRPC server runs it (to + run + write + log), on a fresh
+        # decode; driven by hand so no event loop cost is added.
+        again = fnv1.RunFunctionRequest.FromString(data)
+        t6 = clock()
+        coroutine = servicer.RunFunction(again, None)
+        try:
+            coroutine.send(None)
+        except StopIteration as stop:
+            answer = stop.value
+        t7 = clock()
+        servicer.log.debug(
+            "composed", tag=req.meta.tag, resources=len(outcome.resources), results=0
+        )
+        t8 = clock()
+        if outcome.fatal is not None or len(answer.desired.resources) != scenario.expected:
+            raise SystemExit(f"bench: {scenario.label}: in-process call {i} went wrong")
+        if i >= warmup:
+            for key, value in (
+                ("decode", t1 - t0),
+                ("run", t2 - t1),
+                ("to", t3 - t2),
+                ("write", t4 - t3),
+                ("encode", t5 - t4),
+                ("servicer", t7 - t6),
+                ("log", t8 - t7),
+            ):
+                parts[key].append(value)
+    return InProcess(
+        median_us(parts["decode"]),
+        median_us(parts["run"]),
+        median_us(parts["to"]),
+        median_us(parts["write"]),
+        median_us(parts["encode"]),
+        median_us(parts["servicer"]),
+        median_us(parts["log"]),
+    )
+
+
+# Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0) calls a
+# function at most this many times in one reconcile.
+MAX_CALLS_PER_RECONCILE = 1 + 5
+
+
+@dataclasses.dataclass
+class Reconciles:
+    """Whole reconciles of converged XRs, each through Crossplane's requirements loop."""
+
+    calls: list[int] = dataclasses.field(default_factory=list)  # per reconcile
+    latencies_ms: list[float] = dataclasses.field(default_factory=list)  # sum of its calls
+    cpu_s: float = 0.0
+
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu_s / len(self.calls) * 1e6 if self.calls else float("nan")
+
+    @property
+    def calls_per_reconcile(self) -> float:
+        return statistics.mean(self.calls) if self.calls else float("nan")
+
+
+def reconciles(server: Server, scenario: Scenario, fleet: int, count: int) -> Reconciles:
+    """`count` reconciles of converged XRs (members of a fleet of `fleet`, in turn) as
+    Crossplane runs them: the first call carries no required resources; while the response's
+    requirements differ from the previous call's, Crossplane fetches them and calls again."""
+    stats = Reconciles()
+    cpu_before = server.cpu()
+    for r in range(count):
+        member = r % fleet
+        identity = scenario.base.member(member)
+        # A member's names, back to the base XR's, to look its requirements up.
+        base_names = {fn(identity): old for old, fn in scenario.renames.items()}
+        required: dict[str, list[dict[str, Any]]] | None = None
+        previous: fnv1.Requirements | None = None
+        calls, elapsed = 0, 0
+        for _ in range(MAX_CALLS_PER_RECONCILE):
+            data = scenario.variant(required).make(member, next_n())
+            start = time.perf_counter_ns()
+            blob = server.invoke(data)
+            elapsed += time.perf_counter_ns() - start
+            calls += 1
+            rsp = fnv1.RunFunctionResponse.FromString(blob)
+            # Crossplane compares with proto.Equal, for which an unset message equals only
+            # another unset one: a function that requires nothing is called once.
+            current = rsp.requirements if rsp.HasField("requirements") else None
+            if current == previous:
+                break
+            previous = current
+            required = {}
+            for name, selector in rsp.requirements.resources.items():
+                base = fnv1.ResourceSelector()
+                base.CopyFrom(selector)
+                base.match_name = base_names.get(selector.match_name, selector.match_name)
+                base.namespace = base_names.get(selector.namespace, selector.namespace)
+                required[name] = scenario.resolve(base)
+        else:
+            raise SystemExit(f"bench: {scenario.label}: requirements did not stabilise")
+        check_response(scenario, rsp, f"reconcile of member {member}")
+        stats.calls.append(calls)
+        stats.latencies_ms.append(elapsed / 1e6)
+    stats.cpu_s = server.cpu() - cpu_before
+    return stats

@@ -1,0 +1,415 @@
+"""The report: bench/results.md, and the same tables on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import datetime
+import hashlib
+import os
+import platform
+import statistics
+import subprocess
+from pathlib import Path
+
+import google.protobuf
+import grpc
+import psutil
+
+from hack.bench.measure import InProcess, Reconciles, Stats, pct
+from hack.bench.scenarios import Scenario
+from hack.bench.servers import LABELS, ROLES
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "bench" / "results.md"
+
+# Goals from issue 13 (and the earlier ones the fleet goals tighten).
+GOAL_LATENCY_RATIO = 1.3  # function p50 / no-op floor p50, every kind, shape and fleet size
+GOAL_FLEET_GROWTH = 1.1  # ratio to the floor at the largest fleet / at one XR
+GOAL_RSS_MB = 90.0  # peak RSS of the function after the largest fleet
+GOAL_COLD_START_S = 1.0
+# What the requirements loop needs per converged reconcile: CoreWeave reads two objects (a
+# ProviderConfig, then the Secret it names), which takes at least one call that asks and one
+# that gets what it asked for; Civo reads nothing once the kubeconfig key is known.
+GOAL_CALLS = {"CoreWeaveCluster": 2, "CivoCluster": 1}
+
+
+def machine() -> dict[str, str]:
+    model = "unknown"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    commit = "unknown"
+    dirty = ""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        # GIT_OPTIONAL_LOCKS=0: `git status` must not rewrite the index (others work here too).
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", "function"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        ).stdout.splitlines()
+        dirty = f" (+{len(changed)} uncommitted change(s) under function/)" if changed else ""
+    digest = hashlib.sha256()
+    for path in sorted((ROOT / "function").rglob("*.py")):
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return {
+        "cpu": model,
+        "cores": str(os.cpu_count()),
+        "ram": f"{psutil.virtual_memory().total / 1024**3:.1f} GiB",
+        "python": platform.python_version(),
+        "grpcio": grpc.__version__,
+        "protobuf": google.protobuf.__version__,
+        "commit": commit + dirty,
+        "function_sha": digest.hexdigest()[:12],
+    }
+
+
+def fmt(value: float, digits: int = 2) -> str:
+    return "n/a" if value != value else f"{value:.{digits}f}"  # noqa: PLR0124 - NaN check
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
+    ]
+    return "\n".join([line, rule, *body])
+
+
+@dataclasses.dataclass
+class Cell:
+    """One kind, shape and fleet size: every server's serial stats."""
+
+    scenario: Scenario
+    fleet: int
+    stats: dict[str, Stats]
+
+    def p(self, role: str, q: float) -> float:
+        return pct(self.stats[role].latencies_ms, q)
+
+    def ratio(self, floor: str = "noop", q: float = 50) -> float:
+        return self.p("function", q) / self.p(floor, q)
+
+
+@dataclasses.dataclass
+class Report:
+    args: argparse.Namespace
+    machine: dict[str, str]
+    load: dict[str, tuple[float, float, float]]  # os.getloadavg() at the start and the end
+    scenarios: list[Scenario]
+    fleets: list[int]
+    cells: list[Cell]
+    memory_by_fleet: dict[int, dict[str, tuple[float, float]]]
+    concurrent: dict[str, dict[str, Stats]]
+    concurrent_fleet: int
+    client_cpu: dict[str, float]
+    cold: dict[str, list[float]]
+    reconciles: dict[str, Reconciles]
+    reconcile_fleet: int
+    inproc: dict[str, InProcess]
+    duration_s: float
+
+    def cell(self, scenario: Scenario, fleet: int) -> Cell:
+        return next(c for c in self.cells if c.scenario is scenario and c.fleet == fleet)
+
+    def fleet_table(self) -> str:
+        rows = []
+        for cell in self.cells:
+            st = cell.stats
+            rows.append(
+                [
+                    cell.scenario.kind,
+                    cell.scenario.shape,
+                    str(cell.fleet),
+                    fmt(cell.p("function", 50), 3),
+                    fmt(cell.p("function", 99), 3),
+                    fmt(cell.p("noop", 50), 3),
+                    fmt(cell.p("noop", 99), 3),
+                    fmt(cell.p("replay", 50), 3),
+                    f"{fmt(cell.ratio())} / {fmt(cell.ratio(q=99))}",
+                    fmt(cell.ratio("replay")),
+                    " / ".join(fmt(st[r].cpu_us, 0) for r in ROLES),
+                    str(sum(st[r].errors + st[r].bad for r in ROLES)),
+                ]
+            )
+        return table(
+            [
+                "XR",
+                "request shape",
+                "fleet",
+                "fn p50 ms",
+                "fn p99 ms",
+                "no-op p50",
+                "no-op p99",
+                "replay p50",
+                "x no-op p50 / p99",
+                "x replay p50",
+                "server CPU µs/call fn / no-op / replay",
+                "errors",
+            ],
+            rows,
+        )
+
+    def memory_table(self) -> str:
+        rows = []
+        for fleet, memory in self.memory_by_fleet.items():
+            rows.append(
+                [str(fleet), *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
+            )
+        return table(
+            ["after fleet", *(f"{LABELS[r]} MB: peak / now" for r in ROLES)],
+            rows,
+        )
+
+    def concurrent_table(self) -> str:
+        rows = []
+        for label, stats in self.concurrent.items():
+            for role in ROLES:
+                st = stats[role]
+                rows.append(
+                    [
+                        label,
+                        LABELS[role],
+                        fmt(st.per_s, 0),
+                        str(st.errors + st.bad),
+                        fmt(pct(st.latencies_ms, 50), 2),
+                        fmt(pct(st.latencies_ms, 99), 2),
+                        fmt(st.cpu_us, 0),
+                        str(st.calls),
+                    ]
+                )
+        return (
+            table(
+                [
+                    "XR",
+                    "server",
+                    "calls/s",
+                    "errors",
+                    "p50 ms",
+                    "p99 ms",
+                    "server CPU µs/call",
+                    "calls",
+                ],
+                rows,
+            )
+            + "\n\nBench client CPU while loading (% of one core): "
+            + ", ".join(f"{k} {fmt(v, 0)}%" for k, v in self.client_cpu.items())
+        )
+
+    def reconcile_table(self) -> str:
+        rows = []
+        for label, rec in self.reconciles.items():
+            counts = statistics.multimode(rec.calls)
+            rows.append(
+                [
+                    label,
+                    fmt(rec.calls_per_reconcile),
+                    "/".join(str(c) for c in counts),
+                    fmt(pct(rec.latencies_ms, 50), 3),
+                    fmt(pct(rec.latencies_ms, 99), 3),
+                    fmt(rec.cpu_us, 0),
+                    str(len(rec.calls)),
+                ]
+            )
+        return table(
+            [
+                "XR",
+                "calls per reconcile (mean)",
+                "most common",
+                "reconcile p50 ms (sum of its calls)",
+                "p99 ms",
+                "function CPU µs per reconcile",
+                "reconciles",
+            ],
+            rows,
+        )
+
+    def cold_table(self) -> str:
+        rows = []
+        for role in ("function", "noop"):
+            cold = self.cold.get(role, [])
+            rows.append(
+                [
+                    LABELS[role],
+                    f"{fmt(statistics.median(cold), 3)} (min {fmt(min(cold), 3)}, "
+                    f"max {fmt(max(cold), 3)}, n={len(cold)})"
+                    if cold
+                    else "-",
+                ]
+            )
+        return table(["server", "cold start s: median (process start → first answer)"], rows)
+
+    def inproc_table(self) -> str:
+        rows = []
+        for label, ip in self.inproc.items():
+            rows.append(
+                [
+                    label,
+                    fmt(ip.decode, 0),
+                    fmt(ip.run, 0),
+                    fmt(ip.write, 0),
+                    fmt(ip.core, 0),
+                    fmt(ip.to, 1),
+                    fmt(ip.encode, 0),
+                    fmt(ip.servicer, 0),
+                    fmt(ip.log_debug, 1),
+                ]
+            )
+        return table(
+            [
+                "XR",
+                "decode request",
+                "runner.run",
+                "runner.write",
+                "run + write",
+                "response.to",
+                "encode response",
+                "RunFunction coroutine",
+                "log.debug at INFO",
+            ],
+            rows,
+        )
+
+    def tables(self) -> str:
+        a = self.args
+        sizes = "\n".join(
+            f"- {sc.label}: {sc.pools} pools, {sc.expected} desired resources, "
+            f"request {len(sc.template.blob) / 1024:.1f} KiB"
+            for sc in self.scenarios
+        )
+        return "\n\n".join(
+            [
+                "### Serial latency by fleet size (client-side, gRPC unary over loopback, "
+                "round-robin over the servers and over the fleet's XRs)\n\n" + self.fleet_table(),
+                "### Memory by fleet size (VmHWM / VmRSS, read after each fleet size)\n\n"
+                + self.memory_table(),
+                f"### Whole converged reconciles through the requirements loop "
+                f"(fleet of {self.reconcile_fleet})\n\n" + self.reconcile_table(),
+                f"### {a.concurrency} concurrent callers (fleet of {self.concurrent_fleet}, "
+                f"{a.duration:g} s per server per XR, in {a.rounds} alternating slices)\n\n"
+                + self.concurrent_table(),
+                "### Cold start\n\n" + self.cold_table(),
+                f"### In-process cost (µs, median of {a.inproc} calls, one XR; no gRPC)\n\n"
+                + self.inproc_table(),
+                "### Requests\n\n" + sizes,
+            ]
+        )
+
+    def goals(self) -> list[tuple[str, str, bool]]:
+        goals = []
+        smallest, largest = self.fleets[0], self.fleets[-1]
+        for sc in self.scenarios:
+            ratios = [self.cell(sc, f).ratio() for f in self.fleets]
+            goals.append(
+                (
+                    f"{sc.label}: p50 ≤ {GOAL_LATENCY_RATIO}x the no-op floor at every fleet size",
+                    " / ".join(f"{fmt(r)}x" for r in ratios)
+                    + f" at {' / '.join(str(f) for f in self.fleets)} XRs",
+                    max(ratios) <= GOAL_LATENCY_RATIO,
+                )
+            )
+            if largest != smallest:
+                growth = ratios[-1] / ratios[0]
+                raw = self.cell(sc, largest).p("function", 50) / self.cell(sc, smallest).p(
+                    "function", 50
+                )
+                goals.append(
+                    (
+                        f"{sc.label}: growth from {smallest} to {largest} XRs ≤ "
+                        f"{GOAL_FLEET_GROWTH}x (ratio to the floor)",
+                        f"{fmt(growth)}x (function p50 alone: {fmt(raw)}x)",
+                        growth <= GOAL_FLEET_GROWTH,
+                    )
+                )
+        peak = self.memory_by_fleet[largest]["function"][0]
+        goals.append(
+            (
+                f"peak RSS ≤ {GOAL_RSS_MB:g} MB after {largest} XRs of each kind",
+                f"{fmt(peak, 1)} MB",
+                peak <= GOAL_RSS_MB,
+            )
+        )
+        errors = sum(st["function"].errors + st["function"].bad for st in self.concurrent.values())
+        calls = sum(st["function"].calls for st in self.concurrent.values())
+        goals.append(
+            (
+                f"{self.args.concurrency} concurrent callers with zero errors",
+                f"{errors} errors in {calls} calls",
+                errors == 0,
+            )
+        )
+        cold = self.cold.get("function") or [float("nan")]
+        goals.append(
+            (
+                f"cold start ≤ {GOAL_COLD_START_S:g} s",
+                f"median {fmt(statistics.median(cold), 3)} s",
+                statistics.median(cold) <= GOAL_COLD_START_S,
+            )
+        )
+        for label, rec in self.reconciles.items():
+            kind = label.split(" ")[0]
+            goals.append(
+                (
+                    f"{label}: calls per converged reconcile ≤ {GOAL_CALLS[kind]}",
+                    f"{fmt(rec.calls_per_reconcile)} (max {max(rec.calls)})",
+                    max(rec.calls) <= GOAL_CALLS[kind],
+                )
+            )
+        return goals
+
+    def machine_line(self) -> str:
+        m = self.machine
+        return (
+            f"{m['cpu']}, {m['cores']} cores, {m['ram']} RAM; Python {m['python']}, grpcio {m['grpcio']}, "
+            f"protobuf {m['protobuf']}; commit {m['commit']}; function/ sha256 {m['function_sha']}"
+        )
+
+    def load_line(self) -> str:
+        return "; ".join(
+            f"{when} {' / '.join(f'{v:.2f}' for v in avg)}" for when, avg in self.load.items()
+        )
+
+    def goals_text(self) -> str:
+        return table(
+            ["goal", "measured", "result"],
+            [[g, v, "PASS" if ok else "FAIL"] for g, v, ok in self.goals()],
+        )
+
+    def markdown(self) -> str:
+        a = self.args
+        return (
+            "# Benchmark results\n\n"
+            "Generated by `make bench` (`hack/bench/`); see `bench/README.md` for the method.\n\n"
+            f"- Date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
+            f"- Machine: {self.machine_line()}\n"
+            f"- Load average (1 / 5 / 15 min; other work shares these cores): {self.load_line()}\n"
+            f"- Run: fleets of {', '.join(str(f) for f in self.fleets)} XRs per kind and shape, "
+            f"each {a.calls} serial calls per server (at least one per XR) after "
+            f"{a.warmup} warm-up calls (at least one per XR); {a.reconciles} reconciles per kind; "
+            f"{a.concurrency} callers x {a.duration:g} s per server per XR; {a.cold_starts} cold "
+            f"starts; {a.inproc} in-process calls{' (quick)' if a.quick else ''}; took "
+            f"{self.duration_s:.0f} s\n\n"
+            "## Goals\n\n" + self.goals_text() + "\n\n"
+            "## Results\n\n" + self.tables() + "\n\n"
+            "Floors: **no-op** answers `response.to(req)` (gRPC + decoding the request); **replay** "
+            "answers with the function's own recorded response for the same XR kind (gRPC + "
+            "decoding + a response of the same size; nothing composed). Both are SDK "
+            "`runtime.serve` servers with the function's gRPC options. Every call carries a "
+            "distinct request.\n"
+        )

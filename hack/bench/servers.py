@@ -1,0 +1,139 @@
+"""The servers a run starts: the function as users run it, and the two floors.
+
+Each is a subprocess on its own loopback port. The client sends and receives raw bytes over one
+persistent channel per server, so it does no protobuf work inside a timed call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+import psutil
+
+METHOD = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
+MEGABYTE = 1024 * 1024
+# Far above any call's latency: a call that takes this long has hung.
+CALL_TIMEOUT = 30.0
+# Far above the function's cold start (about 0.2 s): a server that takes this long is broken.
+START_TIMEOUT = 30.0
+FUNCTION_BIN = Path(sys.executable).parent / "function"
+FLOORS = Path(__file__).with_name("floors.py")
+ROLES = ("function", "noop", "replay")
+LABELS = {"function": "function", "noop": "no-op floor", "replay": "replay floor"}
+
+CLIENT_OPTIONS = [
+    ("grpc.max_receive_message_length", 64 * MEGABYTE),
+    ("grpc.max_send_message_length", 64 * MEGABYTE),
+    ("grpc.initial_reconnect_backoff_ms", 10),
+    ("grpc.min_reconnect_backoff_ms", 10),
+    ("grpc.max_reconnect_backoff_ms", 50),
+]
+
+
+def wait_listening(process: subprocess.Popen[bytes], port: int, deadline: float) -> None:
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode} during startup")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"server did not listen on {port} within {START_TIMEOUT}s")
+        time.sleep(0.002)
+
+
+class Server:
+    def __init__(self, name: str, argv: list[str], port: int, log: Path) -> None:
+        self.name, self.argv, self.port, self.log_path = name, argv, port, log
+        self.process: subprocess.Popen[bytes] | None = None
+        self.channel: grpc.Channel | None = None
+        self.call: Callable[..., bytes] | None = None
+        self.ps: psutil.Process | None = None
+
+    def start(self) -> None:
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT)
+        self.ps = psutil.Process(self.process.pid)
+        try:
+            wait_listening(self.process, self.port, time.monotonic() + START_TIMEOUT)
+        except RuntimeError as error:
+            raise RuntimeError(f"{self.name}: {error}; log: {self.log_tail()}") from None
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}", options=CLIENT_OPTIONS)
+        grpc.channel_ready_future(self.channel).result(timeout=START_TIMEOUT)
+        # No (de)serializers: bytes in, bytes out; the client does no protobuf work per call.
+        self.call = self.channel.unary_unary(METHOD)
+
+    def invoke(self, data: bytes) -> bytes:
+        if self.call is None:
+            raise RuntimeError(f"{self.name} is not started")
+        return self.call(data, timeout=CALL_TIMEOUT)
+
+    def cpu(self) -> float:
+        if self.ps is None:
+            return 0.0
+        times = self.ps.cpu_times()
+        return float(times.user + times.system)
+
+    def memory(self) -> tuple[float, float]:
+        """(peak RSS, current RSS) in MB: VmHWM and VmRSS from /proc/<pid>/status."""
+        if self.process is None:
+            return 0.0, 0.0
+        values = {}
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+                key, _, rest = line.partition(":")
+                if key in ("VmHWM", "VmRSS"):
+                    values[key] = int(rest.split()[0]) / 1024
+        if not values and self.ps is not None:
+            rss = self.ps.memory_info().rss / MEGABYTE
+            return rss, rss
+        return values.get("VmHWM", 0.0), values.get("VmRSS", 0.0)
+
+    def log_tail(self) -> str:
+        with contextlib.suppress(OSError):
+            return self.log_path.read_text(errors="replace")[-2000:]
+        return ""
+
+    def stop(self) -> None:
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+
+Argv = Callable[[int], list[str]]
+
+
+def function_argv(port: int) -> list[str]:
+    return [str(FUNCTION_BIN), "--insecure", f"--address=127.0.0.1:{port}"]
+
+
+def noop_argv(port: int) -> list[str]:
+    return [sys.executable, str(FLOORS), "noop", f"127.0.0.1:{port}"]
+
+
+def replay_argv(recorded: dict[str, Path]) -> Argv:
+    """The replay floor answering each XR kind with the response recorded in recorded[kind]."""
+
+    def argv(port: int) -> list[str]:
+        return [
+            sys.executable,
+            str(FLOORS),
+            "replay",
+            f"127.0.0.1:{port}",
+            *(f"{kind}={path}" for kind, path in recorded.items()),
+        ]
+
+    return argv

@@ -1,0 +1,416 @@
+"""The two converged 8-pool XRs, reached the way the lifecycle tests reach them.
+
+tests.support.World drives the reconciles and the providers report what they report once the
+XR has converged: every composed resource Ready, provider atProvider fields, the live in-cluster
+objects provider-kubernetes shows in an Object's status, Civo pool IDs. Nothing here is metadata
+noise (uid, managedFields ...): `noise.py` adds that for the request shape that carries it.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import uuid
+from pathlib import Path
+from typing import Any
+
+import yaml
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from tests.support import (
+    CLUSTER_PROVIDER_CONFIG,
+    ENDPOINT,
+    World,
+    civo_connection_secret,
+    civo_xr,
+    coreweave_xr,
+    credentials_secret,
+    readiness,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+# When the providers last reported, and when the resources were created: fixed, so the
+# requests are the same on every run.
+CREATED = "2026-11-30T00:00:00Z"
+SYNCED_AT = "2026-11-30T00:04:12Z"
+
+# 3 autoscaled GPU pools, 3 fixed GPU pools, one fixed and one autoscaled CPU pool.
+COREWEAVE_POOLS: list[dict[str, Any]] = [
+    {
+        "name": "h100-serve",
+        "role": "GPU",
+        "instanceType": "gd-8xh100ib-i128",
+        "nodeCount": 2,
+        "minNodeCount": 1,
+        "maxNodeCount": 16,
+        "gpu": {"acceleratorType": "H100"},
+    },
+    {
+        "name": "h200-serve",
+        "role": "GPU",
+        "instanceType": "gd-8xh200ib-i128",
+        "nodeCount": 1,
+        "minNodeCount": 1,
+        "maxNodeCount": 8,
+        "gpu": {"acceleratorType": "H200"},
+    },
+    {
+        "name": "b200-train",
+        "role": "GPU",
+        "instanceType": "gd-8xb200ib-i128",
+        "nodeCount": 1,
+        "maxNodeCount": 4,
+        "gpu": {"acceleratorType": "B200"},
+    },
+    {
+        "name": "l40s",
+        "role": "GPU",
+        "instanceType": "gd-8xl40s-i128",
+        "nodeCount": 2,
+        "gpu": {"acceleratorType": "L40S"},
+    },
+    {
+        "name": "a100",
+        "role": "GPU",
+        "instanceType": "gd-8xa100-i128",
+        "nodeCount": 1,
+        "gpu": {"acceleratorType": "A100"},
+    },
+    {
+        "name": "gh200",
+        "role": "GPU",
+        "instanceType": "gd-1xgh200",
+        "nodeCount": 4,
+        "gpu": {"acceleratorType": "GH200"},
+    },
+    {"name": "cpu-general", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 3},
+    {
+        "name": "cpu-batch",
+        "role": "CPU",
+        "instanceType": "cd-hp-a96-genoa",
+        "nodeCount": 1,
+        "minNodeCount": 1,
+        "maxNodeCount": 10,
+    },
+]
+
+# The inline System pool plus 7 NodePools, 4 of them autoscaled.
+CIVO_POOLS: list[dict[str, Any]] = [
+    {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
+    {
+        "name": "system-burst",
+        "role": "System",
+        "size": "g4s.kube.large",
+        "nodeCount": 1,
+        "minNodeCount": 1,
+        "maxNodeCount": 3,
+    },
+    {
+        "name": "l40s",
+        "role": "GPU",
+        "size": "an.g1.l40s.kube.x1",
+        "nodeCount": 1,
+        "minNodeCount": 1,
+        "maxNodeCount": 6,
+        "gpu": {"acceleratorType": "L40S"},
+    },
+    {
+        "name": "h100",
+        "role": "GPU",
+        "size": "an.g1.h100.kube.x1",
+        "nodeCount": 1,
+        "minNodeCount": 1,
+        "maxNodeCount": 4,
+        "gpu": {"acceleratorType": "H100"},
+    },
+    {
+        "name": "a100",
+        "role": "GPU",
+        "size": "an.g1.a100.kube.x1",
+        "nodeCount": 2,
+        "gpu": {"acceleratorType": "A100"},
+    },
+    {
+        "name": "l40s-x4",
+        "role": "GPU",
+        "size": "an.g1.l40s.kube.x4",
+        "nodeCount": 1,
+        "gpu": {"acceleratorType": "L40S"},
+    },
+    {
+        "name": "general",
+        "role": "System",
+        "size": "g4s.kube.xlarge",
+        "nodeCount": 2,
+        "minNodeCount": 2,
+        "maxNodeCount": 10,
+    },
+    {"name": "batch", "role": "System", "size": "g4s.kube.large", "nodeCount": 3},
+]
+
+# What a converged reconcile composes: CoreWeave: vpc, cks-cluster, 3 Usages, kubeconfig,
+# kubernetes-providerconfig, system-nodepool, shared-vast-observer, rwx-storageclass + a pool
+# each + a settings Object per autoscaled pool. Civo: network, firewall, civo-cluster, 2 Usages, helm-providerconfig,
+# cluster-autoscaler + a NodePool per pool but the inline one.
+COREWEAVE_DESIRED = (
+    10 + len(COREWEAVE_POOLS) + sum(1 for p in COREWEAVE_POOLS if "maxNodeCount" in p)
+)
+CIVO_DESIRED = 7 + len(CIVO_POOLS) - 1
+
+
+def condition(
+    type_: str, status: str = "True", reason: str = "Available", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "lastTransitionTime": SYNCED_AT,
+        **extra,
+    }
+
+
+def live_object(manifest: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The in-cluster object provider-kubernetes reports in status.atProvider.manifest, bare:
+    `noise.py` adds the metadata the API server puts on it."""
+    live = copy.deepcopy(manifest)
+    if status:
+        live["status"] = status
+    return live
+
+
+def live_nodepool(applied: dict[str, Any], *, target_nodes: int) -> dict[str, Any]:
+    """A CKS NodePool as its controller reports it: defaults filled in, at its target size."""
+    spec = applied["spec"]
+    live = copy.deepcopy(applied)
+    live["spec"] = {
+        **spec,
+        "targetNodes": target_nodes,
+        "lifecycle": {"disableUnhealthyNodeEviction": False, "scaleDownStrategy": "IdleOnly"},
+        "computeClass": "default",
+    }
+    status = {
+        "conditions": [
+            condition("Validated", reason="Valid", message="instance type is valid"),
+            condition("Accepted", reason="Accepted", message="capacity reserved"),
+            condition("AtTarget", reason="TargetMet", message="currentNodes matches targetNodes"),
+        ],
+        "currentNodes": target_nodes,
+        "inProgress": 0,
+        "queuedNodes": 0,
+        "nodeProfile": spec["instanceType"],
+    }
+    return live_object(live, status)
+
+
+def _echo(for_provider: dict[str, Any]) -> dict[str, Any]:
+    """atProvider echoes forProvider without the *Ref/*Selector helpers."""
+    return {
+        k: copy.deepcopy(v)
+        for k, v in for_provider.items()
+        if not k.endswith("Ref") and not k.endswith("Selector")
+    }
+
+
+def step_input(cloud: str) -> dict[str, Any]:
+    composition = yaml.safe_load((ROOT / "apis" / cloud / "composition.yaml").read_text())
+    return dict(composition["spec"]["pipeline"][0]["input"])
+
+
+def converge(world: World, label: str) -> fnv1.RunFunctionResponse:
+    rsp = world.reconcile()
+    problems = [r.message for r in rsp.results]
+    not_ready = [k for k, ready in readiness(rsp).items() if not ready]
+    if problems or not_ready:
+        raise SystemExit(
+            f"bench: {label} did not converge: results {problems}, not ready {not_ready}"
+        )
+    return rsp
+
+
+def converged_coreweave() -> tuple[World, fnv1.RunFunctionResponse]:
+    world = World(
+        coreweave_xr(nodePools=copy.deepcopy(COREWEAVE_POOLS)),
+        step_input=step_input("coreweaveclusters"),
+    )
+    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
+    world.reconcile()
+    vpc = world.observed["vpc"]["spec"]["forProvider"]
+    world.ready(
+        "vpc",
+        atProvider={
+            **_echo(vpc),
+            "id": "6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
+            "hostPrefix": "10.176.0.0/18",
+            "hostPrefixes": [{"name": "primary", "prefixes": ["10.176.0.0/18"], "type": "PRIMARY"}],
+            "dhcp": {"dns": {"servers": ["10.16.0.10"]}},
+            "ingress": {"disablePublicServices": False},
+            "egress": {"disablePublicAccess": False},
+        },
+    )
+    cluster = world.observed["cks-cluster"]["spec"]["forProvider"]
+    world.ready(
+        "cks-cluster",
+        atProvider={
+            **_echo(cluster),
+            "id": "c5b1f0e2-7d3a-4b9c-a1e8-3f6d2c9b0a17",
+            "vpcId": "6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
+            "apiServerEndpoint": ENDPOINT,
+            "status": "STATUS_RUNNING",
+            "serviceAccountOidcIssuerUrl": "https://oidc.cks.coreweave.com/id/c5b1f0e2",
+            "sharedStorageClusterId": "vast-us-east-04a-1",
+            "nodePortRange": {"start": 30000, "end": 32767},
+            "auditPolicy": "",
+            "additionalServerSans": [],
+            "oidc": {},
+            "authnWebhook": {},
+            "authzWebhook": {},
+        },
+    )
+    world.ready("usage-vpc-by-cluster")
+    world.reconcile()
+    pools = ["system-nodepool", *(f"nodepool-{p['name']}" for p in COREWEAVE_POOLS)]
+    autoscaled = {f"nodepool-{p['name']}": p for p in COREWEAVE_POOLS if "maxNodeCount" in p}
+    for key in pools:
+        manifest = world.observed[key]["spec"]["forProvider"]["manifest"]
+        target = manifest["spec"].get("targetNodes", 1)
+        if key in autoscaled:  # the CKS autoscaler grew it
+            target = max(target, autoscaled[key]["maxNodeCount"] // 2)
+        world.ready(key, atProvider={"manifest": live_nodepool(manifest, target_nodes=target)})
+    shared_vast = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "shared-vast"},
+        "provisioner": "csi.vastdata.com",
+        "parameters": {
+            "root_export": "/k8s",
+            "view_policy": "default",
+            "vip_pool_name": "main",
+            "csi.storage.k8s.io/provisioner-secret-name": "vast-mgmt",
+            "csi.storage.k8s.io/provisioner-secret-namespace": "vast-csi",
+        },
+        "mountOptions": ["nconnect=16", "vers=3"],
+        "reclaimPolicy": "Retain",
+        "volumeBindingMode": "Immediate",
+        "allowVolumeExpansion": True,
+    }
+    world.ready(
+        "shared-vast-observer",
+        atProvider={"manifest": live_object(shared_vast)},
+    )
+    for key in ("usage-kubeconfig-by-providerconfig", "usage-cluster-by-providerconfig"):
+        world.ready(key)
+    world.report("kubernetes-providerconfig")
+    world.reconcile()
+    clone = world.observed["rwx-storageclass"]["spec"]["forProvider"]["manifest"]
+    world.ready(
+        "rwx-storageclass",
+        atProvider={"manifest": live_object(clone)},
+    )
+    # The settings Object of an autoscaled pool sees the same live pool as its creator.
+    for key in autoscaled:
+        settings = "autoscaled-" + key
+        live = world.observed[key]["status"]["atProvider"]
+        world.ready(settings, atProvider=copy.deepcopy(live))
+    world.observed["kubeconfig"].pop("status", None)  # Secrets have no status; they exist.
+    return world, converge(world, "CoreWeaveCluster")
+
+
+def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
+    world = World(
+        civo_xr(nodePools=copy.deepcopy(CIVO_POOLS)), step_input=step_input("civoclusters")
+    )
+    # The cluster's connection Secret, read until the function knows which key holds the
+    # kubeconfig; the converged XR's status names that key.
+    world.cluster_objects = [civo_connection_secret()]
+    world.reconcile()
+    network = world.observed["network"]["spec"]["forProvider"]
+    world.ready(
+        "network",
+        atProvider={
+            **_echo(network),
+            "id": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
+            "name": network["label"],
+            "cidrV4": "192.168.1.0/24",
+            "default": False,
+            "nameserversV4": ["8.8.8.8", "1.1.1.1"],
+        },
+    )
+    firewall = world.observed["firewall"]["spec"]["forProvider"]
+    rules = [
+        {
+            "action": "allow",
+            "cidr": ["0.0.0.0/0"],
+            "label": f"All {p}",
+            "portRange": "1-65535",
+            "protocol": p,
+        }
+        for p in ("tcp", "udp", "icmp")
+    ]
+    world.ready(
+        "firewall",
+        atProvider={
+            **_echo(firewall),
+            "id": "8c2a4e6f-1b3d-4a5c-9e7f-0d2b4c6e8a1f",
+            "networkId": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
+            "ingressRule": rules,
+            "egressRule": rules,
+        },
+    )
+    cluster = world.observed["civo-cluster"]["spec"]["forProvider"]
+    world.ready(
+        "civo-cluster",
+        atProvider={
+            **_echo(cluster),
+            "id": "5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
+            "apiEndpoint": "https://74.220.17.2:6443",
+            "masterIp": "74.220.17.2",
+            "dnsEntry": "5f0b2d4e.k8s.civo.com",
+            "status": "ACTIVE",
+            "ready": True,
+            "clusterType": "k3s",
+            "createdAt": CREATED,
+            "firewallId": "8c2a4e6f-1b3d-4a5c-9e7f-0d2b4c6e8a1f",
+            "networkId": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
+            "numTargetNodes": 2,
+            "targetNodesSize": "g4s.kube.medium",
+            "installedApplications": [
+                {"application": a, "category": "architecture", "installed": True, "version": v}
+                for a, v in (("cilium", "1.16.3"), ("metrics-server", "0.7.2"))
+            ],
+        },
+    )
+    for key in ("usage-network-by-cluster", "usage-firewall-by-cluster"):
+        world.ready(key)
+    world.reconcile()
+    for index, pool in enumerate(CIVO_POOLS[1:], start=1):
+        key = f"nodepool-{pool['name']}"
+        pool_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"civo-pool/{pool['name']}"))
+        count = pool.get("maxNodeCount", 0) // 2 or pool["nodeCount"]
+        observed = world.observed[key]
+        observed["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
+        world.ready(
+            key,
+            atProvider={
+                **_echo(observed["spec"]["forProvider"]),
+                "id": pool_id,
+                "clusterId": "5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
+                "nodeCount": count,
+                "instanceNames": [f"k3s-{pool['name']}-{index}{n:03d}" for n in range(count)],
+                "publicIpNodePool": False,
+            },
+        )
+    world.reconcile()
+    world.ready(
+        "cluster-autoscaler",
+        atProvider={
+            "state": "deployed",
+            "revision": 3,
+            "version": "9.59.0",
+            "digest": "sha256:" + hashlib.sha256(b"cluster-autoscaler-9.59.0").hexdigest(),
+            "releaseDescription": "Upgrade complete",
+            "ownershipTaken": False,
+        },
+    )
+    world.report("helm-providerconfig")
+    return world, converge(world, "CivoCluster")
