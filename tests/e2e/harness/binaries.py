@@ -1,0 +1,87 @@
+"""Where the e2e suite finds the binaries hack/controlplane/build-all.sh builds.
+
+The versions come from hack/controlplane/versions.env, the same file the build scripts read,
+so the suite looks exactly where they put things.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+VERSIONS_FILE = REPO / "hack" / "controlplane" / "versions.env"
+
+
+def versions() -> dict[str, str]:
+    found: dict[str, str] = {}
+    for line in VERSIONS_FILE.read_text().splitlines():
+        match = re.fullmatch(r"([A-Z_]+)=(\S+)", line.strip())
+        if match:
+            name, value = match.groups()
+            found[name] = os.environ.get(name) or value
+    return found
+
+
+def cache_root() -> Path:
+    if os.environ.get("FIC_CACHE"):
+        return Path(os.environ["FIC_CACHE"])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "function-inference-clusters"
+
+
+def _crank() -> Path:
+    # hack/install-crank.sh installs into $(go env GOPATH)/bin; PATH may also have one.
+    if shutil.which("go"):
+        gopath = subprocess.run(
+            ["go", "env", "GOPATH"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        candidate = Path(gopath) / "bin" / "crank"
+        if candidate.exists():
+            return candidate
+    return Path(shutil.which("crank") or "crank")
+
+
+@dataclass(frozen=True)
+class Binaries:
+    etcd: Path
+    kube_apiserver: Path
+    kube_controller_manager: Path
+    crossplane: Path
+    crossplane_crds: Path
+    registry: Path
+    provider_kubernetes: Path
+    provider_kubernetes_crds: Path
+    crank: Path
+    crossplane_version: str
+
+    def missing(self) -> list[str]:
+        return [
+            str(path)
+            for path in vars(self).values()
+            if isinstance(path, Path) and not path.exists()
+        ]
+
+
+def locate() -> Binaries:
+    v = versions()
+    bin_root = cache_root() / "bin"
+    crossplane = bin_root / f"crossplane-{v['CROSSPLANE_VERSION']}"
+    provider = bin_root / f"provider-kubernetes-{v['PROVIDER_KUBERNETES_VERSION']}"
+    kube = bin_root / f"kube-{v['KUBE_VERSION']}"
+    return Binaries(
+        etcd=bin_root / f"etcd-{v['ETCD_VERSION']}" / "etcd",
+        kube_apiserver=kube / "kube-apiserver",
+        kube_controller_manager=kube / "kube-controller-manager",
+        crossplane=crossplane / "crossplane",
+        crossplane_crds=crossplane / "crds",
+        registry=bin_root / f"registry-{v['GGCR_VERSION']}" / "registry",
+        provider_kubernetes=provider / "provider",
+        provider_kubernetes_crds=provider / "crds",
+        crank=_crank(),
+        crossplane_version=v["CROSSPLANE_VERSION"],
+    )

@@ -1,0 +1,393 @@
+"""A fake cloud: a controller loop that does to the CoreWeave and Civo managed resources what
+provider-coreweave, provider-upjet-civo and provider-helm do, without any cloud.
+
+Per managed resource, like crossplane-runtime's managed reconciler: add the managed finalizer,
+resolve `*IdRef` references into `forProvider` (Synced=False until the referenced resource has an
+external name), "create" it (an ID as `crossplane.io/external-name`), report `atProvider` fields
+(the ones example/*/observed/*.yaml model), `Synced` and `Ready`; publish the Civo cluster's
+connection Secret; on deletion remove the finalizer. It also plays CKS inside the cluster: each
+`compute.coreweave.com` NodePool gets `Validated=True` and `currentNodes = targetNodes`.
+
+Status is written only when it differs from what is there, so the fake adds no churn of its own.
+Tests steer it: `hold` keeps a kind Creating (not Ready), `flap` reports one resource
+Unavailable, as during a provider or cloud outage.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import hashlib
+import json
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any
+
+from . import kinds
+from .kube import ApiError, Kind, Kube
+
+MANAGED_FINALIZER = "finalizer.managedresource.crossplane.io"
+EXTERNAL_NAME = "crossplane.io/external-name"
+# A real provider polls each resource about once a minute; faster here keeps stages short.
+LOOP_INTERVAL_SECONDS = 0.5
+# Where the fake Civo cluster's API server would be; nothing connects to it (no provider-helm).
+CIVO_API_ENDPOINT = "https://74.220.17.2:6443"
+
+
+@dataclass(frozen=True)
+class Reference:
+    field: str
+    kind: Kind
+
+
+# The references each kind resolves, as the real providers' generated resolvers do.
+REFERENCES: dict[Kind, tuple[Reference, ...]] = {
+    kinds.CKS_CLUSTER: (Reference("vpcId", kinds.COREWEAVE_VPC),),
+    kinds.CIVO_FIREWALL: (Reference("networkId", kinds.CIVO_NETWORK),),
+    kinds.CIVO_CLUSTER: (
+        Reference("networkId", kinds.CIVO_NETWORK),
+        Reference("firewallId", kinds.CIVO_FIREWALL),
+    ),
+    kinds.CIVO_NODEPOOL: (Reference("clusterId", kinds.CIVO_CLUSTER),),
+}
+MANAGED_KINDS = (
+    kinds.COREWEAVE_VPC,
+    kinds.CKS_CLUSTER,
+    kinds.CIVO_NETWORK,
+    kinds.CIVO_FIREWALL,
+    kinds.CIVO_CLUSTER,
+    kinds.CIVO_NODEPOOL,
+    kinds.HELM_RELEASE,
+)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def external_id(obj: dict[str, Any]) -> str:
+    """A stable cloud ID per resource, derived from its UID so a re-created one gets a new ID."""
+    digest = hashlib.sha256(obj["metadata"]["uid"].encode()).hexdigest()[:8]
+    return f"{digest}-{obj['kind'].lower()}"
+
+
+class FakeCloud:
+    """Runs the fake providers' loop in a thread until `stop()`."""
+
+    def __init__(self, api: Kube, cks_api_endpoint: str) -> None:
+        self.api = api
+        self.cks_api_endpoint = cks_api_endpoint
+        self.held: set[str] = set()
+        self.flapped: set[tuple[str, str]] = set()
+        self.errors: list[str] = []
+        self.status_writes = 0
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="fake-cloud", daemon=True)
+
+    # --- steering, for the tests -------------------------------------------------------------
+
+    def hold(self, kind: Kind) -> None:
+        """Resources of this kind stay Creating (Ready=False) until `release`."""
+        with self._lock:
+            self.held.add(kind.kind + "." + kind.api_version)
+
+    def release(self, kind: Kind) -> None:
+        with self._lock:
+            self.held.discard(kind.kind + "." + kind.api_version)
+
+    def flap(self, kind: Kind, name: str, unavailable: bool) -> None:
+        """Reports one resource Unavailable (Ready=False) while `unavailable`, keeping atProvider."""
+        key = (kind.kind + "." + kind.api_version, name)
+        with self._lock:
+            if unavailable:
+                self.flapped.add(key)
+            else:
+                self.flapped.discard(key)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            for kind in MANAGED_KINDS:
+                self._guarded(self._reconcile_kind, kind)
+            self._guarded(self._reconcile_cks_nodepools)
+            self._stop.wait(LOOP_INTERVAL_SECONDS)
+
+    def _guarded(self, step: Any, *args: Any) -> None:
+        try:
+            step(*args)
+        except ApiError as error:
+            # 404/409: the object changed under us (deleted, or a newer version); next pass.
+            if error.status not in (404, 409):
+                self.errors.append(str(error))
+        except Exception:  # a bug in the fake must fail the test, not kill the thread silently
+            self.errors.append(traceback.format_exc())
+
+    def _reconcile_kind(self, kind: Kind) -> None:
+        for obj in self.api.list(kind):
+            self._guarded(self._reconcile, kind, obj)
+
+    def _reconcile(self, kind: Kind, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        namespace, name = meta["namespace"], meta["name"]
+        finalizers = meta.get("finalizers") or []
+        if meta.get("deletionTimestamp"):
+            # The cloud resource is gone at once; release the object.
+            if MANAGED_FINALIZER in finalizers:
+                self.api.merge_patch(
+                    kind,
+                    name,
+                    {
+                        "metadata": {
+                            "resourceVersion": meta["resourceVersion"],
+                            "finalizers": [f for f in finalizers if f != MANAGED_FINALIZER],
+                        }
+                    },
+                    namespace,
+                )
+            return
+        if MANAGED_FINALIZER not in finalizers:
+            obj = self.api.merge_patch(
+                kind,
+                name,
+                {
+                    "metadata": {
+                        "resourceVersion": meta["resourceVersion"],
+                        "finalizers": [*finalizers, MANAGED_FINALIZER],
+                    }
+                },
+                namespace,
+            )
+        unresolved = self._resolve_references(kind, obj)
+        if unresolved:
+            self._write_status(kind, obj, {}, synced=(False, unresolved), ready=None)
+            return
+        if EXTERNAL_NAME not in (obj["metadata"].get("annotations") or {}):
+            # "Created": the provider records the cloud ID as the external name.
+            obj = self.api.merge_patch(
+                kind,
+                name,
+                {"metadata": {"annotations": {EXTERNAL_NAME: external_id(obj)}}},
+                namespace,
+            )
+        key = kind.kind + "." + kind.api_version
+        with self._lock:
+            held = key in self.held
+            flapped = (key, name) in self.flapped
+        at_provider = self._at_provider(kind, obj, created=not held)
+        if held:
+            ready: tuple[bool, str] = (False, "Creating")
+        elif flapped:
+            ready = (False, "Unavailable")
+        else:
+            ready = (True, "Available")
+        self._write_status(kind, obj, at_provider, synced=(True, ""), ready=ready)
+        if kind == kinds.CIVO_CLUSTER and not held:
+            self._publish_connection_secret(obj)
+
+    def _resolve_references(self, kind: Kind, obj: dict[str, Any]) -> str:
+        """Copies referenced external names into forProvider; returns what is still missing."""
+        for_provider = obj["spec"].get("forProvider", {})
+        patch: dict[str, str] = {}
+        missing = []
+        for reference in REFERENCES.get(kind, ()):
+            ref = for_provider.get(f"{reference.field}Ref")
+            if not ref:
+                continue
+            target = self.api.get(reference.kind, ref["name"], obj["metadata"]["namespace"])
+            value = ((target or {}).get("metadata", {}).get("annotations") or {}).get(EXTERNAL_NAME)
+            if not value:
+                missing.append(f"{reference.kind.kind} {ref['name']}")
+            elif for_provider.get(reference.field) != value:
+                patch[reference.field] = value
+        if patch:
+            obj.update(
+                self.api.merge_patch(
+                    kind,
+                    obj["metadata"]["name"],
+                    {"spec": {"forProvider": patch}},
+                    obj["metadata"]["namespace"],
+                )
+            )
+        if missing:
+            return "cannot resolve references: " + ", ".join(missing) + " has no external name"
+        return ""
+
+    def _at_provider(self, kind: Kind, obj: dict[str, Any], created: bool) -> dict[str, Any]:
+        ident = external_id(obj)
+        spec = obj["spec"]
+        for_provider = spec.get("forProvider", {})
+        if kind == kinds.CKS_CLUSTER:
+            if not created:
+                return {"id": ident, "status": "STATUS_CREATING"}
+            return {
+                "id": ident,
+                "status": "STATUS_RUNNING",
+                "apiServerEndpoint": self.cks_api_endpoint,
+            }
+        if kind == kinds.CIVO_CLUSTER:
+            if not created:
+                return {"id": ident, "ready": False, "status": "BUILDING"}
+            return {
+                "id": ident,
+                "ready": True,
+                "status": "ACTIVE",
+                "apiEndpoint": CIVO_API_ENDPOINT,
+            }
+        if kind == kinds.CIVO_NODEPOOL:
+            count = for_provider.get("nodeCount", spec.get("initProvider", {}).get("nodeCount"))
+            current = obj.get("status", {}).get("atProvider", {}).get("nodeCount")
+            # An autoscaled pool keeps whatever count it has; a fixed one follows forProvider.
+            node_count = for_provider.get("nodeCount", current if current is not None else count)
+            return {"id": ident, "nodeCount": node_count}
+        if kind == kinds.CIVO_NETWORK:
+            return {"id": ident, "label": for_provider.get("label")}
+        if kind == kinds.HELM_RELEASE:
+            return {"revision": 1, "state": "deployed"}
+        return {"id": ident}
+
+    def _write_status(
+        self,
+        kind: Kind,
+        obj: dict[str, Any],
+        at_provider: dict[str, Any],
+        synced: tuple[bool, str],
+        ready: tuple[bool, str] | None,
+    ) -> None:
+        old = obj.get("status") or {}
+        conditions = [
+            _condition(
+                old,
+                "Synced",
+                synced[0],
+                "ReconcileSuccess" if synced[0] else "ReconcileError",
+                synced[1],
+            )
+        ]
+        if ready is not None:
+            conditions.append(_condition(old, "Ready", ready[0], ready[1], ""))
+        status = {
+            **old,
+            "atProvider": at_provider or old.get("atProvider", {}),
+            "conditions": conditions,
+        }
+        if _comparable(status) == _comparable(old):
+            return
+        self.status_writes += 1
+        self.api.merge_patch(
+            kind,
+            obj["metadata"]["name"],
+            {"metadata": {"resourceVersion": obj["metadata"]["resourceVersion"]}, "status": status},
+            obj["metadata"]["namespace"],
+            subresource="status",
+        )
+
+    def _publish_connection_secret(self, cluster: dict[str, Any]) -> None:
+        ref = cluster["spec"].get("writeConnectionSecretToRef")
+        if not ref:
+            return
+        namespace = cluster["metadata"]["namespace"]
+        existing = self.api.get(kinds.SECRET, ref["name"], namespace)
+        if existing is not None:
+            return
+        name = cluster["spec"]["forProvider"].get("name", cluster["metadata"]["name"])
+        config = json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": name, "cluster": {"server": CIVO_API_ENDPOINT}}],
+                "users": [{"name": name, "user": {"client-certificate-data": "ZmFrZQ=="}}],
+                "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+                "current-context": name,
+            }
+        ).encode()
+        encoded = base64.b64encode(config).decode()
+        self.api.create(
+            kinds.SECRET,
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {
+                    "name": ref["name"],
+                    "namespace": namespace,
+                    # As crossplane-runtime's connection publisher: owned by the managed resource.
+                    "ownerReferences": [
+                        {
+                            "apiVersion": cluster["apiVersion"],
+                            "kind": cluster["kind"],
+                            "name": cluster["metadata"]["name"],
+                            "uid": cluster["metadata"]["uid"],
+                            "controller": True,
+                        }
+                    ],
+                },
+                "type": "connection.crossplane.io/v1alpha1",
+                # upjet-civo publishes the raw kubeconfig under both keys (PROVIDERS.md §6).
+                "data": {"kubeconfig": encoded, "attribute.kubeconfig": encoded},
+            },
+        )
+
+    def _reconcile_cks_nodepools(self) -> None:
+        """CKS's side of a NodePool: validate the instance type, bring up targetNodes nodes."""
+        for pool in self.api.list(kinds.CKS_NODEPOOL):
+            old = pool.get("status") or {}
+            status = {
+                **old,
+                "currentNodes": pool["spec"].get("targetNodes", old.get("currentNodes", 0)),
+                "conditions": [_condition(old, "Validated", True, "Valid", "")],
+            }
+            if _comparable(status) == _comparable(old):
+                continue
+            self.status_writes += 1
+            self._guarded(
+                self.api.merge_patch,
+                kinds.CKS_NODEPOOL,
+                pool["metadata"]["name"],
+                {
+                    "metadata": {"resourceVersion": pool["metadata"]["resourceVersion"]},
+                    "status": status,
+                },
+                None,
+                "status",
+            )
+
+    def autoscale_cks_pool(self, name: str, target_nodes: int) -> dict[str, Any]:
+        """What the CKS autoscaler does: an Update of spec.targetNodes under its own manager."""
+        return self.api.request(
+            "PATCH",
+            kinds.CKS_NODEPOOL.path(None, name),
+            {"spec": {"targetNodes": target_nodes}},
+            content_type="application/merge-patch+json",
+            query={"fieldManager": "cks-cluster-autoscaler"},
+        )
+
+
+def _condition(
+    old: dict[str, Any], kind: str, status: bool, reason: str, message: str
+) -> dict[str, Any]:
+    value = "True" if status else "False"
+    previous = next((c for c in old.get("conditions") or [] if c.get("type") == kind), {})
+    entry = {"type": kind, "status": value, "reason": reason}
+    if message:
+        entry["message"] = message
+    # Like crossplane-runtime: the transition time moves only when the status does.
+    same = previous.get("status") == value
+    entry["lastTransitionTime"] = previous.get("lastTransitionTime") if same else _now()
+    return entry
+
+
+def _comparable(status: dict[str, Any]) -> Any:
+    copied = copy.deepcopy(status)
+    for entry in copied.get("conditions") or []:
+        entry.pop("lastTransitionTime", None)
+    return copied

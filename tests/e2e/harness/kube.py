@@ -1,0 +1,276 @@
+"""A small Kubernetes API client over HTTPS with the admin client certificate.
+
+Only what the e2e suite needs: get, list, create, server-side apply, merge patches (of the
+object or its status), delete, and a watch stream. Everything is plain JSON over `http.client`,
+so the suite needs no Kubernetes client library and sees exactly what the API server says.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Plenty for one request to a local API server; a stuck call fails the test instead of hanging it.
+REQUEST_TIMEOUT_SECONDS = 30
+# The field manager the suite applies with, so managedFields show what the test itself wrote.
+FIELD_MANAGER = "e2e-harness"
+
+
+class ApiError(Exception):
+    """A non-2xx answer from the API server, with its status code and Status message."""
+
+    def __init__(self, status: int, method: str, path: str, body: str) -> None:
+        self.status = status
+        self.body = body
+        try:
+            message = json.loads(body).get("message", body)
+        except ValueError:
+            message = body
+        super().__init__(f"{method} {path}: HTTP {status}: {message}")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Where a kind lives in the API: group/version, plural resource name and scope."""
+
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        base = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name:
+            base += f"/{name}"
+        return base
+
+
+class Kube:
+    """A client for one API server at https://127.0.0.1:<port>, authenticated by a client cert."""
+
+    def __init__(self, port: int, ca_file: Path, cert_file: Path, key_file: Path) -> None:
+        self.port = port
+        self._context = ssl.create_default_context(cafile=str(ca_file))
+        self._context.load_cert_chain(str(cert_file), str(key_file))
+        self._local = threading.local()
+
+    def _connection(self) -> http.client.HTTPSConnection:
+        # One keep-alive connection per thread: watches and the fake provider run in threads.
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPSConnection(
+                "127.0.0.1", self.port, context=self._context, timeout=REQUEST_TIMEOUT_SECONDS
+            )
+            self._local.connection = connection
+        return connection
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        query: dict[str, str] | None = None,
+    ) -> Any:
+        if query:
+            path = f"{path}?{urllib.parse.urlencode(query)}"
+        payload = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = content_type
+        for attempt in range(2):
+            connection = self._connection()
+            try:
+                connection.request(method, path, body=payload, headers=headers)
+                response = connection.getresponse()
+                text = response.read().decode()
+                break
+            except (http.client.HTTPException, OSError):
+                # A keep-alive connection the server closed: reconnect once, then give up.
+                connection.close()
+                self._local.connection = None
+                if attempt == 1:
+                    raise
+        if response.status >= 300:
+            raise ApiError(response.status, method, path, text)
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError:
+            # Health endpoints (/readyz, /healthz) answer plain text.
+            return text
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        try:
+            return self.request("GET", kind.path(namespace, name))
+        except ApiError as error:
+            if error.status == 404:
+                return None
+            raise
+
+    def list(
+        self, kind: Kind, namespace: str | None = None, labels: str | None = None
+    ) -> list[dict[str, Any]]:
+        query = {"labelSelector": labels} if labels else None
+        try:
+            return self.request("GET", kind.path(namespace), query=query)["items"]
+        except ApiError as error:
+            # A kind whose CRD is not (or no longer) served lists as empty.
+            if error.status == 404:
+                return []
+            raise
+
+    def create(self, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
+        namespace = obj["metadata"].get("namespace")
+        return self.request("POST", kind.path(namespace), obj)
+
+    def apply(self, kind: Kind, obj: dict[str, Any], subresource: str = "") -> dict[str, Any]:
+        """Server-side apply with forced ownership, as `kubectl apply --server-side` does."""
+        obj = {"apiVersion": kind.api_version, "kind": kind.kind, **obj}
+        path = kind.path(obj["metadata"].get("namespace"), obj["metadata"]["name"])
+        if subresource:
+            path += f"/{subresource}"
+        return self.request(
+            "PATCH",
+            path,
+            obj,
+            content_type="application/apply-patch+yaml",
+            query={"fieldManager": FIELD_MANAGER, "force": "true"},
+        )
+
+    def merge_patch(
+        self,
+        kind: Kind,
+        name: str,
+        patch: dict[str, Any],
+        namespace: str | None = None,
+        subresource: str = "",
+    ) -> dict[str, Any]:
+        path = kind.path(namespace, name) + (f"/{subresource}" if subresource else "")
+        return self.request("PATCH", path, patch, content_type="application/merge-patch+json")
+
+    def delete(self, kind: Kind, name: str, namespace: str | None = None) -> bool:
+        """Deletes with background propagation; False when the object was already gone."""
+        try:
+            self.request(
+                "DELETE",
+                kind.path(namespace, name),
+                {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
+            )
+        except ApiError as error:
+            if error.status == 404:
+                return False
+            raise
+        return True
+
+    def dry_run_create(self, kind: Kind, obj: dict[str, Any]) -> None:
+        """Server-side dry-run create: the API server validates (schema, CEL) and stores nothing."""
+        namespace = obj["metadata"].get("namespace")
+        self.request("POST", kind.path(namespace), obj, query={"dryRun": "All"})
+
+    def watch(
+        self, kind: Kind, stop: threading.Event, resource_version: str = ""
+    ) -> Iterator[dict[str, Any]]:
+        """Yields watch events of one kind in all namespaces until `stop` is set.
+
+        Reconnects when the server ends the stream, resuming from the last resourceVersion, so a
+        consumer sees every change exactly once.
+        """
+        # resourceVersion per object already yielded: a watch restarted from scratch (after a
+        # 410) replays every object as ADDED, which must not look like a change.
+        seen: dict[tuple[str, str], str] = {}
+        while not stop.is_set():
+            query = {"watch": "1", "allowWatchBookmarks": "false", "timeoutSeconds": "60"}
+            if resource_version:
+                query["resourceVersion"] = resource_version
+            path = f"{kind.path()}?{urllib.parse.urlencode(query)}"
+            connection = http.client.HTTPSConnection(
+                "127.0.0.1", self.port, context=self._context, timeout=90
+            )
+            try:
+                connection.request("GET", path, headers={"Accept": "application/json"})
+                response = connection.getresponse()
+                if response.status >= 300:
+                    # 404: the CRD is not served yet; 429: its storage is (re)initializing
+                    # just after the CRD was created; 410: the resourceVersion expired.
+                    # Each passes: look again shortly, from scratch after a 410.
+                    response.read()
+                    if response.status == 410:
+                        resource_version = ""
+                    stop.wait(1)
+                    continue
+                for line in response:
+                    if stop.is_set():
+                        return
+                    event = json.loads(line)
+                    if event["type"] == "ERROR":
+                        # Usually 410 Gone: the resourceVersion expired; start afresh.
+                        resource_version = ""
+                        break
+                    meta = event["object"]["metadata"]
+                    resource_version = meta["resourceVersion"]
+                    key = (meta.get("namespace", ""), meta["name"])
+                    if event["type"] == "DELETED":
+                        seen.pop(key, None)
+                    elif seen.get(key) == resource_version:
+                        continue
+                    else:
+                        seen[key] = resource_version
+                    yield event
+            except (OSError, http.client.HTTPException, ValueError):
+                if stop.is_set():
+                    return
+                stop.wait(1)
+            finally:
+                connection.close()
+
+
+def wait_for(
+    description: str,
+    probe: Callable[[], Any],
+    timeout: float,
+    interval: float = 0.5,
+) -> Any:
+    """Polls `probe` until it returns something truthy; fails with the last value seen.
+
+    The deadline is what bounds the wait, never a fixed sleep: a probe that succeeds at once
+    returns at once.
+    """
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        try:
+            last = probe()
+        except ApiError as error:
+            last = error
+        if last and not isinstance(last, ApiError):
+            return last
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"timed out after {timeout:.0f} s waiting for {description}; last: {last!r}"[:4000]
+            )
+        time.sleep(interval)
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    """The condition of that type on an object, or {} when it has none."""
+    for entry in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if entry.get("type") == kind:
+            return entry
+    return {}
+
+
+def is_true(obj: dict[str, Any] | None, kind: str) -> bool:
+    return condition(obj, kind).get("status") == "True"

@@ -1,0 +1,93 @@
+"""The real provider-kubernetes, run on the host against the same API server.
+
+It reconciles the Objects the function composes through the ProviderConfig the function
+composes, that is through the kubeconfig Secret the function wrote: `server` is the local API
+server (the fake cloud reports it as the CKS endpoint) and the bearer token is the org token,
+which the API server knows from its --token-auth-file. That kubeconfig carries no CA (CKS serves
+a publicly trusted certificate), so this process alone trusts the local CA, via SSL_CERT_FILE.
+"""
+
+from __future__ import annotations
+
+import socket
+import urllib.request
+
+from tests.support import free_port
+
+from .certs import issue
+from .controlplane import ControlPlane
+from .kube import wait_for
+
+# Fixed in v1.2.1: controller-runtime's default webhook port (it serves a conversion webhook for
+# its legacy cluster-scoped Object API) and metrics address; neither has a flag.
+FIXED_PORTS = (9443, 8080)
+STARTUP_SECONDS = 120
+PROCESS_NAME = "provider-kubernetes"
+
+
+def port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("0.0.0.0", port))  # noqa: S104 (it binds all interfaces itself)
+        except OSError:
+            return True
+    return False
+
+
+class ProviderKubernetes:
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+        self.server_side_apply = True
+
+    def start(self, server_side_apply: bool = True, poll: str = "") -> None:
+        """Starts it in server-side apply mode (its default) or client-side mode; `poll` (e.g.
+        "15s") shortens its drift-check interval (default 10 m; 30 s while not Ready)."""
+        taken = [port for port in FIXED_PORTS if port_taken(port)]
+        if taken:
+            raise RuntimeError(
+                f"provider-kubernetes needs ports {FIXED_PORTS} (fixed in its code); taken: {taken}"
+            )
+        plane = self.plane
+        certs = plane.work / "provider-kubernetes" / "tls"
+        assert plane.ca is not None
+        issue(plane.ca, "provider-kubernetes-webhook", server=True).write(certs)
+        trust = plane.work / "provider-kubernetes" / "local-ca.crt"
+        trust.write_bytes(plane.ca.cert_pem)
+        health_port = free_port()
+        # kingpin spells a false boolean flag --no-<flag>; it rejects --flag=false.
+        mode = (
+            "--enable-server-side-apply" if server_side_apply else "--no-enable-server-side-apply"
+        )
+        plane.processes.start(
+            PROCESS_NAME,
+            [
+                str(plane.binaries.provider_kubernetes),
+                "--debug",
+                mode,
+                f"--health-probe-bind-addr=127.0.0.1:{health_port}",
+                *([f"--poll={poll}"] if poll else []),
+            ],
+            env={
+                "KUBECONFIG": str(plane.admin_kubeconfig),
+                "TLS_SERVER_CERTS_DIR": str(certs),
+                "SSL_CERT_FILE": str(trust),
+            },
+        )
+        self.server_side_apply = server_side_apply
+
+        def ready() -> bool:
+            plane.processes.check_alive()
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{health_port}/readyz", timeout=5
+                ) as answer:
+                    return answer.status == 200
+            except OSError:
+                return False
+
+        wait_for("provider-kubernetes /readyz", ready, STARTUP_SECONDS)
+
+    def restart(self, server_side_apply: bool, poll: str = "") -> None:
+        self.plane.processes.stop(PROCESS_NAME)
+        self.start(server_side_apply, poll)

@@ -1,0 +1,190 @@
+"""Installs the function the way users do, and plays Crossplane's External package runtime.
+
+The package is built with `crank xpkg build` (or taken from `make xpkg`'s output), pushed with
+`crank xpkg push` to the local registry, and named by a `Function`; Crossplane's package manager
+pulls it and installs its input CRD. With `--package-runtime=External` nothing runs the function,
+so this module does what a runtime would: a TLS server Secret signed by Crossplane's root CA, the
+revision's `status.tlsServerSecretName` and `status.endpoint`, condition `RuntimeHealthy`, and the
+function itself, started from the working tree and serving mTLS.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support import free_port
+
+from . import kinds
+from .certs import issue
+from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
+from .kube import ApiError, is_true, wait_for
+
+FUNCTION_NAME = "function-inference-clusters"
+# The package `make xpkg` (issue 12) builds, runtime image embedded; used when present.
+MAKE_XPKG_OUTPUT = Path("build") / f"{FUNCTION_NAME}.xpkg"
+TLS_SECRET = f"{FUNCTION_NAME}-tls-server"
+# Pulling and unpacking a package from a local registry takes seconds; this is for a slow VM.
+INSTALL_SECONDS = 300
+
+
+def build_package(plane: ControlPlane, repo: Path) -> Path:
+    """The package to install: `make xpkg`'s output if it exists, else built here from package/."""
+    built = repo / MAKE_XPKG_OUTPUT
+    if built.exists():
+        return built
+    output = plane.work / f"{FUNCTION_NAME}.xpkg"
+    # An empty examples root: crank's default (./examples) would pack the render fixtures.
+    examples = plane.work / "no-examples"
+    examples.mkdir(exist_ok=True)
+    result = plane.processes.run(
+        "crank-xpkg-build",
+        [
+            str(plane.binaries.crank),
+            "xpkg",
+            "build",
+            f"--package-root={repo / 'package'}",
+            f"--examples-root={examples}",
+            f"--package-file={output}",
+        ],
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"crank xpkg build failed:\n{result.stdout}{result.stderr}")
+    return output
+
+
+def push_package(plane: ControlPlane, package: Path) -> str:
+    # A loopback IP, not localhost: the Function CRD wants a dotted registry host, and crank and
+    # Crossplane speak plain http to loopback registries.
+    reference = f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_NAME}:v0.1.0"
+    result = plane.processes.run(
+        "crank-xpkg-push",
+        [str(plane.binaries.crank), "xpkg", "push", f"--package-files={package}", reference],
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"crank xpkg push failed:\n{result.stdout}{result.stderr}")
+    return reference
+
+
+class FunctionRuntime:
+    """The function process and the revision status an External runtime maintains."""
+
+    def __init__(self, plane: ControlPlane, repo: Path) -> None:
+        self.plane = plane
+        self.repo = repo
+        self.port = 0
+        self.reference = ""
+
+    def install(self) -> None:
+        plane = self.plane
+        self.reference = push_package(plane, build_package(plane, self.repo))
+        plane.api.apply(
+            kinds.FUNCTION,
+            {"metadata": {"name": FUNCTION_NAME}, "spec": {"package": self.reference}},
+        )
+        revision = wait_for(
+            "the package manager to create a FunctionRevision",
+            self._active_revision,
+            INSTALL_SECONDS,
+        )
+        self._write_tls_secret()
+        self._start_function()
+        wait_for(
+            "the Function to become Healthy (runtime status accepted)",
+            lambda: self._assert_runtime_status(revision["metadata"]["name"]),
+            INSTALL_SECONDS,
+            interval=1,
+        )
+
+    def _active_revision(self) -> dict[str, Any] | None:
+        revisions = self.plane.api.list(
+            kinds.FUNCTION_REVISION, labels=f"pkg.crossplane.io/package={FUNCTION_NAME}"
+        )
+        active = [r for r in revisions if r.get("spec", {}).get("desiredState") == "Active"]
+        return active[0] if active else None
+
+    def _write_tls_secret(self) -> None:
+        root = self.plane.crossplane_root_ca
+        assert root is not None
+        server = issue(root, FUNCTION_NAME, server=True, dns_names=(FUNCTION_NAME,))
+        self.plane.api.apply(
+            kinds.SECRET,
+            {
+                "metadata": {"name": TLS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
+                "type": "kubernetes.io/tls",
+                "data": {
+                    "tls.crt": base64.b64encode(server.cert_pem).decode(),
+                    "tls.key": base64.b64encode(server.key_pem).decode(),
+                    "ca.crt": base64.b64encode(root.cert_pem).decode(),
+                },
+            },
+        )
+        certs = self.plane.work / "function-tls"
+        server.write(certs)
+        (certs / "ca.crt").write_bytes(root.cert_pem)
+
+    def _start_function(self) -> None:
+        self.port = free_port()
+        certs = self.plane.work / "function-tls"
+        self.plane.processes.start(
+            "function",
+            [
+                str(Path(sys.executable).parent / "function"),
+                f"--tls-certs-dir={certs}",
+                f"--address=127.0.0.1:{self.port}",
+            ],
+            cwd=self.repo,
+        )
+
+    def _assert_runtime_status(self, revision_name: str) -> bool:
+        """Sets what a runtime reports on the revision, until Crossplane calls it Healthy.
+
+        Crossplane's revision controller writes the same status; a merge patch that carries the
+        resourceVersion fails rather than overwrite a concurrent write, and the next poll retries.
+        """
+        self.plane.processes.check_alive()
+        function = self.plane.api.get(kinds.FUNCTION, FUNCTION_NAME)
+        if is_true(function, "Healthy"):
+            return True
+        revision = self.plane.api.get(kinds.FUNCTION_REVISION, revision_name)
+        if revision is None:
+            return False
+        status = revision.get("status", {})
+        conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
+        conditions.append(
+            {
+                "type": "RuntimeHealthy",
+                "status": "True",
+                "reason": "HealthyPackageRuntime",
+                "lastTransitionTime": datetime.datetime.now(datetime.UTC).strftime(
+                    "%Y-%m-%dT%H:%M:%SZ"
+                ),
+            }
+        )
+        wanted = {
+            "tlsServerSecretName": TLS_SECRET,
+            "endpoint": f"dns:///127.0.0.1:{self.port}",
+        }
+        runtime_healthy = any(
+            c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
+            for c in status.get("conditions", [])
+        )
+        if runtime_healthy and all(status.get(k) == v for k, v in wanted.items()):
+            return False
+        try:
+            self.plane.api.merge_patch(
+                kinds.FUNCTION_REVISION,
+                revision_name,
+                {
+                    "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
+                    "status": {**wanted, "conditions": conditions},
+                },
+                subresource="status",
+            )
+        except ApiError as error:
+            if error.status != 409:
+                raise
+        return False

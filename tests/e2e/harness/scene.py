@@ -1,0 +1,140 @@
+"""What a platform team sets up before users create XRs: provider CRDs, the XRDs and
+Compositions from apis/, provider configs and their credentials, and what CKS has in every
+cluster (the NodePool CRD, the shared-vast StorageClass)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import kinds
+from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
+from .kube import Kind, is_true, wait_for
+
+XR_NAMESPACE = "ml-team"
+# Names the example XRs' spec.credentials point at.
+COREWEAVE_CONFIG = "coreweave"
+CIVO_CONFIG = "civo"
+# CRDs and XRDs establish in a second or two; generous for a loaded machine.
+ESTABLISH_SECONDS = 120
+MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
+# The kinds a manifest file in this suite may hold, by apiVersion/kind.
+KNOWN_KINDS = {
+    (k.api_version, k.kind): k
+    for k in (kinds.CRD, kinds.XRD, kinds.COMPOSITION, kinds.STORAGE_CLASS)
+}
+
+
+def documents(path: Path) -> list[dict[str, Any]]:
+    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+def apply_documents(plane: ControlPlane, path: Path) -> list[dict[str, Any]]:
+    applied = []
+    for doc in documents(path):
+        kind = KNOWN_KINDS[(doc["apiVersion"], doc["kind"])]
+        if kind == kinds.CRD:
+            # provider-kubernetes' legacy cluster-scoped Object converts through a webhook
+            # its package runtime would wire up; nothing here uses that API.
+            doc["spec"].pop("conversion", None)
+        applied.append(plane.api.apply(kind, doc))
+    return applied
+
+
+def wait_established(plane: ControlPlane, kind: Kind, names: list[str]) -> None:
+    for name in names:
+        wait_for(
+            f"{kind.kind} {name} to be Established",
+            lambda name=name: is_true(plane.api.get(kind, name), "Established"),
+            ESTABLISH_SECONDS,
+        )
+
+
+def install_crds(plane: ControlPlane, directories: list[Path]) -> None:
+    names = []
+    for directory in directories:
+        for path in sorted(directory.glob("*.yaml")):
+            names += [crd["metadata"]["name"] for crd in apply_documents(plane, path)]
+    wait_established(plane, kinds.CRD, names)
+
+
+def install_apis(plane: ControlPlane, repo: Path) -> None:
+    xrds = []
+    for definition in sorted((repo / "apis").glob("*/definition.yaml")):
+        xrds += [xrd["metadata"]["name"] for xrd in apply_documents(plane, definition)]
+    for name in xrds:
+        wait_for(
+            f"XRD {name} to be Established and Offered",
+            lambda name=name: is_true(plane.api.get(kinds.XRD, name), "Established"),
+            ESTABLISH_SECONDS,
+        )
+    wait_established(plane, kinds.CRD, xrds)
+    for composition in sorted((repo / "apis").glob("*/composition.yaml")):
+        apply_documents(plane, composition)
+
+
+def install_required_objects(plane: ControlPlane) -> None:
+    api = plane.api
+    api.apply(kinds.NAMESPACE, {"metadata": {"name": XR_NAMESPACE}})
+    api.apply(
+        kinds.SECRET,
+        {
+            "metadata": {"name": "coreweave-credentials", "namespace": CROSSPLANE_NAMESPACE},
+            "data": {"credentials": _b64(json.dumps({"token": plane.org_token}))},
+        },
+    )
+    api.apply(
+        kinds.COREWEAVE_PROVIDER_CONFIG,
+        {
+            "metadata": {"name": COREWEAVE_CONFIG},
+            "spec": {
+                "credentials": {
+                    "source": "Secret",
+                    "secretRef": {
+                        "name": "coreweave-credentials",
+                        "namespace": CROSSPLANE_NAMESPACE,
+                        "key": "credentials",
+                    },
+                }
+            },
+        },
+    )
+    api.apply(
+        kinds.SECRET,
+        {
+            "metadata": {"name": "civo-credentials", "namespace": CROSSPLANE_NAMESPACE},
+            "data": {"credentials": _b64(json.dumps({"token": "civo-fake-token"}))},
+        },
+    )
+    api.apply(
+        kinds.CIVO_PROVIDER_CONFIG,
+        {
+            "metadata": {"name": CIVO_CONFIG},
+            "spec": {
+                "credentials": {
+                    "source": "Secret",
+                    "secretRef": {
+                        "name": "civo-credentials",
+                        "namespace": CROSSPLANE_NAMESPACE,
+                        "key": "credentials",
+                    },
+                }
+            },
+        },
+    )
+    # What CKS has in every cluster; here "the cluster" is this same API server.
+    install_crds_from_file(plane, MANIFESTS / "cks-nodepool-crd.yaml")
+    apply_documents(plane, MANIFESTS / "shared-vast-storageclass.yaml")
+
+
+def install_crds_from_file(plane: ControlPlane, path: Path) -> None:
+    names = [crd["metadata"]["name"] for crd in apply_documents(plane, path)]
+    wait_established(plane, kinds.CRD, names)
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()

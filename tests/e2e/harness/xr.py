@@ -1,0 +1,42 @@
+"""Reading an XR and what it composed, as the API server has them."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+from .kube import Kind, Kube, condition
+
+RESOURCE_NAME = "crossplane.io/composition-resource-name"
+COMPOSITE_LABEL = "crossplane.io/composite"
+
+
+@dataclass(frozen=True)
+class Composed:
+    key: str
+    kind: str
+    name: str
+    uid: str
+    deleting: bool
+
+
+def composed(api: Kube, xr: str, namespace: str, kinds: tuple[Kind, ...]) -> dict[str, Composed]:
+    """Every object composed for this XR, by composition resource key."""
+    found: dict[str, Composed] = {}
+    for kind in kinds:
+        for obj in api.list(kind, namespace, labels=f"{COMPOSITE_LABEL}={xr}"):
+            meta = obj["metadata"]
+            key = (meta.get("annotations") or {}).get(RESOURCE_NAME, "")
+            found[key] = Composed(
+                key, kind.kind, meta["name"], meta["uid"], bool(meta.get("deletionTimestamp"))
+            )
+    return found
+
+
+def reason(obj: dict[str, Any] | None, kind: str) -> str:
+    return str(condition(obj, kind).get("reason", ""))
+
+
+def secret_text(secret: dict[str, Any] | None, key: str) -> str:
+    return base64.b64decode(((secret or {}).get("data") or {}).get(key, "")).decode()

@@ -1,0 +1,179 @@
+"""A CivoCluster through the real Crossplane, stage by stage, on the API server's objects.
+
+The Civo provider is faked: network, firewall, cluster and pools get the status
+provider-upjet-civo reports, pools their Civo ID as external name, and the cluster its
+connection Secret. provider-helm is not run: the fake reports the cluster-autoscaler Release
+Ready (deployed), so the test checks what the function asks Helm for, not the chart itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from typing import Any
+
+import pytest
+import yaml
+
+from .harness import kinds
+from .harness.binaries import REPO
+from .harness.kube import ApiError, wait_for
+from .harness.stages import (
+    CONVERGE_SECONDS,
+    get_xr,
+    same_objects,
+    settle_and_measure_idle,
+    wait_ready,
+)
+from .harness.suite import Suite
+from .harness.watchlog import format_churn
+from .harness.xr import composed, reason
+
+XR_FILE = REPO / "example" / "civo" / "xr.yaml"
+XR_KIND = kinds.CIVO_CLUSTER_XR
+COMPOSED = kinds.CIVO_COMPOSED
+CLOUD_KEYS = {
+    "network",
+    "firewall",
+    "civo-cluster",
+    "usage-network-by-cluster",
+    "usage-firewall-by-cluster",
+}
+EXTERNAL_NAME = "crossplane.io/external-name"
+
+
+def test_civo_cluster_lifecycle(suite: Suite) -> None:
+    api, cloud, log = suite.plane.api, suite.cloud, suite.log
+    xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
+    name, namespace = xr["metadata"]["name"], xr["metadata"]["namespace"]
+    pools = xr["spec"]["nodePools"]
+    inline = next(p["name"] for p in pools if p.get("role") == "System")
+    extra_pools = [p for p in pools if p["name"] != inline]
+    autoscaled = [p for p in extra_pools if "maxNodeCount" in p]
+
+    def now_composed() -> dict[str, Any]:
+        return composed(api, name, namespace, COMPOSED)
+
+    def xr_now() -> dict[str, Any]:
+        return get_xr(api, XR_KIND, name, namespace)
+
+    try:
+        # --- new: the Civo cluster is being created; no pools yet -----------------------------
+        log.begin(name, "new")
+        cloud.hold(kinds.CIVO_CLUSTER)
+        api.apply(XR_KIND, xr)
+        wait_for(
+            "network, firewall, cluster and Usages, pools waiting for the cluster",
+            lambda: (
+                set(now_composed()) == CLOUD_KEYS
+                and reason(xr_now(), "NodePools") == "WaitingForCluster"
+            ),
+            CONVERGE_SECONDS,
+        )
+        cluster_ref = now_composed()["civo-cluster"]
+        cluster = api.get(kinds.CIVO_CLUSTER, cluster_ref.name, namespace)
+        assert cluster is not None
+        assert cluster["spec"]["forProvider"]["pools"]["label"] == inline
+
+        # --- cluster-ready: pools, autoscaler, kubeconfig -------------------------------------
+        log.begin(name, "cluster-ready")
+        cloud.release(kinds.CIVO_CLUSTER)
+        ready = wait_ready(api, XR_KIND, name, namespace)
+        keys = set(now_composed())
+        expected = CLOUD_KEYS | {f"nodepool-{p['name']}" for p in extra_pools}
+        if autoscaled:
+            expected |= {"helm-providerconfig", "cluster-autoscaler"}
+        assert keys == expected
+        secret_name = cluster["spec"]["writeConnectionSecretToRef"]["name"]
+        assert ready["status"]["secrets"] == [
+            {"type": "Kubeconfig", "name": secret_name, "key": "kubeconfig"}
+        ]
+        release_ref = now_composed()["cluster-autoscaler"]
+        release = api.get(kinds.HELM_RELEASE, release_ref.name, namespace)
+        assert release is not None
+        groups = release["spec"]["forProvider"]["values"]["autoscalingGroups"]
+        pool_ids = {}
+        for pool in autoscaled:
+            live = api.get(
+                kinds.CIVO_NODEPOOL, now_composed()[f"nodepool-{pool['name']}"].name, namespace
+            )
+            assert live is not None
+            pool_ids[pool["name"]] = live["metadata"]["annotations"][EXTERNAL_NAME]
+        assert groups == [
+            {
+                "name": pool_ids[p["name"]],
+                "minSize": p.get("minNodeCount", p["nodeCount"]),
+                "maxSize": p["maxNodeCount"],
+            }
+            for p in autoscaled
+        ]
+
+        # --- converged: nothing changes any more ----------------------------------------------
+        log.begin(name, "converged (idle window)")
+        idle_changes, breaker_events = settle_and_measure_idle(
+            api, log, XR_KIND, name, namespace, COMPOSED
+        )
+        suite.notes.append(
+            f"{name}: idle window: {len(idle_changes)} changes, {breaker_events} breaker events"
+        )
+        assert not idle_changes, f"changes after convergence (hot loop?): {idle_changes}"
+
+        # --- ready flap ------------------------------------------------------------------------
+        log.begin(name, "ready-flap")
+        before = now_composed()
+        cloud.flap(kinds.CIVO_CLUSTER, cluster_ref.name, unavailable=True)
+        wait_ready(api, XR_KIND, name, namespace, ready=False)
+        same_objects(before, now_composed())
+        cloud.flap(kinds.CIVO_CLUSTER, cluster_ref.name, unavailable=False)
+        wait_ready(api, XR_KIND, name, namespace)
+        same_objects(before, now_composed())
+
+        # --- invalid edit: every Civo rule is also in the XRD, so the API server refuses it ---
+        log.begin(name, "invalid-edit")
+        no_system = [
+            dict(p, role="GPU", gpu={"acceleratorType": "L4"}) for p in copy.deepcopy(pools)
+        ]
+        with pytest.raises(ApiError) as refused:
+            api.merge_patch(XR_KIND, name, {"spec": {"nodePools": no_system}}, namespace)
+        assert refused.value.status == 422 and "System" in str(refused.value)
+        assert xr_now()["spec"]["nodePools"] == pools
+        same_objects(before, now_composed())
+
+        # --- pool removed ----------------------------------------------------------------------
+        log.begin(name, "pool-removed")
+        removed = next(p["name"] for p in extra_pools if "maxNodeCount" not in p)
+        kept_pools = [p for p in pools if p["name"] != removed]
+        api.merge_patch(XR_KIND, name, {"spec": {"nodePools": kept_pools}}, namespace)
+        wait_for(
+            f"pool {removed} gone",
+            lambda: f"nodepool-{removed}" not in now_composed(),
+            CONVERGE_SECONDS,
+        )
+        same_objects(
+            {k: v for k, v in before.items() if k != f"nodepool-{removed}"}, now_composed()
+        )
+        wait_ready(api, XR_KIND, name, namespace)
+
+        # --- deleted: the cluster before its network and firewall, nothing left ----------------
+        log.begin(name, "deleted")
+        last = now_composed()
+        api.delete(XR_KIND, name, namespace)
+        wait_for(
+            "the XR and everything it composed to be gone",
+            lambda: api.get(XR_KIND, name, namespace) is None and not now_composed(),
+            CONVERGE_SECONDS,
+        )
+        wait_for(
+            "the connection Secret to be garbage-collected with the cluster",
+            lambda: api.get(kinds.SECRET, secret_name, namespace) is None,
+            CONVERGE_SECONDS,
+        )
+        deleted = {key: log.deleted_at(ref.kind, ref.name) for key, ref in last.items()}
+        assert all(deleted.values()), f"deletions not seen: {deleted}"
+        assert deleted["civo-cluster"] < deleted["network"], "network deleted before the cluster"
+        assert deleted["civo-cluster"] < deleted["firewall"], "firewall deleted before the cluster"
+    finally:
+        log.end(name)
+        suite.churn_reports.append(format_churn(name, log.churn(name, XR_KIND.kind)))
+        with contextlib.suppress(ApiError):
+            api.delete(XR_KIND, name, namespace)

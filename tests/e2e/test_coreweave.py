@@ -1,0 +1,261 @@
+"""A CoreWeaveCluster through the real Crossplane, stage by stage, on the API server's objects.
+
+The cloud half is faked (VPC and CKS cluster status); the in-cluster half is real:
+provider-kubernetes applies the NodePool and StorageClass Objects through the kubeconfig Secret
+the function wrote, into this same API server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from typing import Any
+
+import yaml
+
+from .harness import kinds
+from .harness.binaries import REPO
+from .harness.controlplane import CROSSPLANE_NAMESPACE
+from .harness.kube import ApiError, condition, is_true, wait_for
+from .harness.stages import (
+    CONVERGE_SECONDS,
+    get_xr,
+    same_objects,
+    settle_and_measure_idle,
+    wait_ready,
+)
+from .harness.suite import Suite
+from .harness.watchlog import format_churn
+from .harness.xr import composed, reason, secret_text
+
+XR_FILE = REPO / "example" / "coreweave" / "xr.yaml"
+XR_KIND = kinds.COREWEAVE_CLUSTER_XR
+COMPOSED = kinds.COREWEAVE_COMPOSED
+# Keys composed whatever the pools (README, "What a CoreWeaveCluster composes").
+CLOUD_KEYS = {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
+ACCESS_KEYS = {
+    "kubeconfig",
+    "kubernetes-providerconfig",
+    "usage-kubeconfig-by-providerconfig",
+    "usage-cluster-by-providerconfig",
+    "shared-vast-observer",
+    "rwx-storageclass",
+    "system-nodepool",
+}
+RWX_STORAGE_CLASS = "shared-vast-delete"
+SYSTEM_POOL = "modelplane-system"
+
+
+def pool_keys(keys: set[str], pool: str) -> set[str]:
+    """A pool's Objects: `nodepool-<name>`, and any further Objects one pool may take
+    (e.g. `autoscaled-nodepool-<name>` for an autoscaled pool)."""
+    return {k for k in keys if k == f"nodepool-{pool}" or k.endswith(f"-nodepool-{pool}")}
+
+
+def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
+    api, cloud, log = suite.plane.api, suite.cloud, suite.log
+    xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
+    name, namespace = xr["metadata"]["name"], xr["metadata"]["namespace"]
+    pools = [p["name"] for p in xr["spec"]["nodePools"]]
+
+    def now_composed() -> dict[str, Any]:
+        return composed(api, name, namespace, COMPOSED)
+
+    def xr_now() -> dict[str, Any]:
+        return get_xr(api, XR_KIND, name, namespace)
+
+    try:
+        # --- new: the CKS cluster is still being created --------------------------------------
+        log.begin(name, "new")
+        cloud.hold(kinds.CKS_CLUSTER)
+        api.apply(XR_KIND, xr)
+        wait_for(
+            "VPC, cluster and their Usage, waiting for the cluster",
+            lambda: (
+                set(now_composed()) == CLOUD_KEYS
+                and reason(xr_now(), "ClusterAccess") == "WaitingForCluster"
+            ),
+            CONVERGE_SECONDS,
+        )
+        assert not is_true(xr_now(), "Ready")
+
+        # --- cluster-ready: endpoint reported, everything composed and Ready ------------------
+        log.begin(name, "cluster-ready")
+        cloud.release(kinds.CKS_CLUSTER)
+        ready = wait_ready(api, XR_KIND, name, namespace)
+        keys = set(now_composed())
+        assert keys >= CLOUD_KEYS | ACCESS_KEYS
+        for pool in pools:
+            assert pool_keys(keys, pool), f"no Object for pool {pool}: {sorted(keys)}"
+        objects = {k: v for k, v in now_composed().items() if v.kind == "Object"}
+        for key, ref in objects.items():
+            obj = api.get(kinds.KUBERNETES_OBJECT, ref.name, namespace)
+            # Synced and Ready: provider-kubernetes authenticated with the function's kubeconfig.
+            assert is_true(obj, "Synced") and is_true(obj, "Ready"), (
+                key,
+                obj and obj.get("status"),
+            )
+
+        kubeconfig_name = now_composed()["kubeconfig"].name
+        assert ready["status"]["secrets"] == [
+            {"type": "Kubeconfig", "name": kubeconfig_name, "key": "kubeconfig"}
+        ]
+        assert ready["status"]["cache"] == {"storageClassName": RWX_STORAGE_CLASS}
+        assert is_true(ready, "ClusterAccess") and is_true(ready, "SharedStorage")
+        kubeconfig = yaml.safe_load(
+            secret_text(api.get(kinds.SECRET, kubeconfig_name, namespace), "kubeconfig")
+        )
+        assert (
+            kubeconfig["clusters"][0]["cluster"]["server"]
+            == f"https://127.0.0.1:{suite.plane.api_port}"
+        )
+        assert kubeconfig["users"][0]["user"]["token"] == suite.plane.org_token
+
+        for pool in xr["spec"]["nodePools"]:
+            live = api.get(kinds.CKS_NODEPOOL, pool["name"])
+            assert live is not None, f"CKS NodePool {pool['name']} was not created"
+            assert live["spec"]["instanceType"] == pool["instanceType"]
+            assert live["spec"]["nodeLabels"]["modelplane.ai/pool"] == pool["name"]
+            assert live["spec"]["autoscaling"] == ("maxNodeCount" in pool)
+            if "maxNodeCount" in pool:
+                assert live["spec"]["maxNodes"] == pool["maxNodeCount"]
+            else:
+                assert live["spec"]["targetNodes"] == pool["nodeCount"]
+        system = api.get(kinds.CKS_NODEPOOL, SYSTEM_POOL)
+        assert system is not None and system["spec"]["nodeLabels"]["modelplane.ai/system"] == "true"
+
+        original = api.get(kinds.STORAGE_CLASS, "shared-vast")
+        clone = api.get(kinds.STORAGE_CLASS, RWX_STORAGE_CLASS)
+        assert original is not None and clone is not None, "the RWX StorageClass was not created"
+        assert clone["reclaimPolicy"] == "Delete"
+        for field in ("provisioner", "parameters", "mountOptions", "volumeBindingMode"):
+            assert clone.get(field) == original.get(field), field
+
+        # --- converged: nothing changes any more ----------------------------------------------
+        log.begin(name, "converged (idle window)")
+        idle_changes, breaker_events = settle_and_measure_idle(
+            api, log, XR_KIND, name, namespace, COMPOSED
+        )
+        suite.notes.append(
+            f"{name}: idle window: {len(idle_changes)} changes, {breaker_events} breaker events"
+        )
+        assert not idle_changes, f"changes after convergence (hot loop?): {idle_changes}"
+
+        # --- ready flap: the cluster reports Unavailable for a while --------------------------
+        log.begin(name, "ready-flap")
+        before = now_composed()
+        cluster_name = before["cks-cluster"].name
+        cloud.flap(kinds.CKS_CLUSTER, cluster_name, unavailable=True)
+        wait_ready(api, XR_KIND, name, namespace, ready=False)
+        same_objects(before, now_composed())
+        cloud.flap(kinds.CKS_CLUSTER, cluster_name, unavailable=False)
+        wait_ready(api, XR_KIND, name, namespace)
+        same_objects(before, now_composed())
+
+        # --- credentials gone: the last kubeconfig is kept ------------------------------------
+        log.begin(name, "credentials-gone")
+        credentials = api.get(kinds.SECRET, "coreweave-credentials", CROSSPLANE_NAMESPACE)
+        assert credentials is not None
+        written = api.get(kinds.SECRET, kubeconfig_name, namespace)
+        api.delete(kinds.SECRET, "coreweave-credentials", CROSSPLANE_NAMESPACE)
+        wait_for(
+            "ClusterAccess=LastKnownKubeconfig",
+            lambda: reason(xr_now(), "ClusterAccess") == "LastKnownKubeconfig",
+            CONVERGE_SECONDS,
+        )
+        same_objects(before, now_composed())
+        kept = api.get(kinds.SECRET, kubeconfig_name, namespace)
+        assert kept is not None and written is not None and kept["data"] == written["data"]
+        api.apply(
+            kinds.SECRET,
+            {
+                "metadata": {"name": "coreweave-credentials", "namespace": CROSSPLANE_NAMESPACE},
+                "data": credentials["data"],
+            },
+        )
+        wait_for(
+            "ClusterAccess=Available again",
+            lambda: reason(xr_now(), "ClusterAccess") == "Available",
+            CONVERGE_SECONDS,
+        )
+        wait_ready(api, XR_KIND, name, namespace)
+        same_objects(before, now_composed())
+
+        # --- invalid edit: a FATAL on the XR, nothing applied, nothing deleted ----------------
+        log.begin(name, "invalid-edit")
+        invalid = copy.deepcopy(xr["spec"]["nodePools"])
+        invalid.append({"name": SYSTEM_POOL, "role": "CPU", "instanceType": "cd-gp-i64-erapids"})
+        api.merge_patch(XR_KIND, name, {"spec": {"nodePools": invalid}}, namespace)
+
+        def fatal_reported() -> str:
+            synced = condition(xr_now(), "Synced")
+            message = str(synced.get("message", ""))
+            return message if synced.get("status") == "False" and "reserved" in message else ""
+
+        message = wait_for(
+            "a FATAL result on the XR's Synced condition", fatal_reported, CONVERGE_SECONDS
+        )
+        assert "spec.nodePools[3].name" in message, message
+        warnings = [
+            e
+            for e in api.list(kinds.EVENT, namespace)
+            if e["involvedObject"].get("name") == name and e.get("type") == "Warning"
+        ]
+        assert any("reserved" in e.get("message", "") for e in warnings), "no Warning event"
+        same_objects(before, now_composed())
+        assert api.get(kinds.CKS_NODEPOOL, SYSTEM_POOL) is not None
+        api.merge_patch(XR_KIND, name, {"spec": {"nodePools": xr["spec"]["nodePools"]}}, namespace)
+        wait_for("Synced=True again", lambda: is_true(xr_now(), "Synced"), CONVERGE_SECONDS)
+        wait_ready(api, XR_KIND, name, namespace)
+        same_objects(before, now_composed())
+
+        # --- pool removed: only that pool goes, in the cluster too ----------------------------
+        log.begin(name, "pool-removed")
+        removed = "l40s"
+        kept_pools = [p for p in xr["spec"]["nodePools"] if p["name"] != removed]
+        api.merge_patch(XR_KIND, name, {"spec": {"nodePools": kept_pools}}, namespace)
+        wait_for(
+            f"pool {removed} gone from the XR and from the cluster",
+            lambda: (
+                not pool_keys(set(now_composed()), removed)
+                and api.get(kinds.CKS_NODEPOOL, removed) is None
+            ),
+            CONVERGE_SECONDS,
+        )
+        after = now_composed()
+        same_objects(
+            {k: v for k, v in before.items() if k not in pool_keys(set(before), removed)}, after
+        )
+        wait_ready(api, XR_KIND, name, namespace)
+
+        # --- deleted: Usage order, nothing left ----------------------------------------------
+        log.begin(name, "deleted")
+        last = now_composed()
+        api.delete(XR_KIND, name, namespace)
+        wait_for(
+            "the XR and everything it composed to be gone",
+            lambda: api.get(XR_KIND, name, namespace) is None and not now_composed(),
+            CONVERGE_SECONDS,
+        )
+        for pool in [*kept_pools, {"name": SYSTEM_POOL}]:
+            wait_for(
+                f"CKS NodePool {pool['name']} deleted by provider-kubernetes",
+                lambda pool=pool: api.get(kinds.CKS_NODEPOOL, pool["name"]) is None,
+                CONVERGE_SECONDS,
+            )
+        assert api.get(kinds.STORAGE_CLASS, RWX_STORAGE_CLASS) is None
+        assert api.get(kinds.STORAGE_CLASS, "shared-vast") is not None, "observe-only must stay"
+        deleted = {key: log.deleted_at(ref.kind, ref.name) for key, ref in last.items()}
+        assert all(deleted.values()), f"deletions not seen: {deleted}"
+        provider_config = deleted["kubernetes-providerconfig"]
+        for key, ref in last.items():
+            if ref.kind == "Object":
+                assert deleted[key] < provider_config, f"{key} outlived its ProviderConfig"
+        assert provider_config < deleted["kubeconfig"], "kubeconfig deleted before its user"
+        assert provider_config < deleted["cks-cluster"], "cluster deleted before the ProviderConfig"
+        assert deleted["cks-cluster"] < deleted["vpc"], "VPC deleted before the cluster"
+    finally:
+        log.end(name)
+        suite.churn_reports.append(format_churn(name, log.churn(name, XR_KIND.kind)))
+        with contextlib.suppress(ApiError):
+            api.delete(XR_KIND, name, namespace)

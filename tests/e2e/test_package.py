@@ -1,0 +1,31 @@
+"""The function is installed the way users install it: a package pushed to a registry, named by
+a Function, pulled and unpacked by Crossplane's package manager (input CRD included)."""
+
+from __future__ import annotations
+
+from .harness import kinds
+from .harness.kube import is_true
+from .harness.runtime import FUNCTION_NAME
+from .harness.suite import Suite
+
+
+def test_package_manager_installed_the_function(suite: Suite) -> None:
+    api = suite.plane.api
+    function = api.get(kinds.FUNCTION, FUNCTION_NAME)
+    assert function is not None
+    assert function["spec"]["package"] == suite.runtime.reference
+    assert suite.runtime.reference.startswith(f"127.0.0.1:{suite.plane.registry_port}/")
+    assert is_true(function, "Installed") and is_true(function, "Healthy")
+
+    revisions = api.list(
+        kinds.FUNCTION_REVISION, labels=f"pkg.crossplane.io/package={FUNCTION_NAME}"
+    )
+    assert [r["spec"]["image"] for r in revisions] == [suite.runtime.reference]
+    assert is_true(revisions[0], "RevisionHealthy") and is_true(revisions[0], "RuntimeHealthy")
+    assert revisions[0]["status"]["endpoint"] == f"dns:///127.0.0.1:{suite.runtime.port}"
+
+    # The step-input CRD came out of the package, installed and owned by the revision.
+    input_crd = api.get(kinds.CRD, kinds.INPUT_CRD_NAME)
+    assert input_crd is not None and is_true(input_crd, "Established")
+    owners = [o["kind"] for o in input_crd["metadata"].get("ownerReferences", [])]
+    assert "FunctionRevision" in owners
