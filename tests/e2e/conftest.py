@@ -48,7 +48,8 @@ def suite(request: pytest.FixtureRequest) -> Iterator[Suite]:
         yield running
     finally:
         running.stop()
-        if request.session.testsfailed == failed_before:
+        # FIC_E2E_KEEP=1 keeps a green run's folder too (logs, watch-events.tsv) for reading.
+        if request.session.testsfailed == failed_before and os.environ.get("FIC_E2E_KEEP") != "1":
             shutil.rmtree(work, ignore_errors=True)
         else:
             print(f"\ne2e: logs and state kept in {work}")

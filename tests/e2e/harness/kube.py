@@ -176,9 +176,12 @@ class Kube:
         return True
 
     def dry_run_create(self, kind: Kind, obj: dict[str, Any]) -> None:
-        """Server-side dry-run create: the API server validates (schema, CEL) and stores nothing."""
+        """Server-side dry-run create: the API server validates (schema, CEL, and unknown fields,
+        which it would otherwise prune silently) and stores nothing."""
         namespace = obj["metadata"].get("namespace")
-        self.request("POST", kind.path(namespace), obj, query={"dryRun": "All"})
+        self.request(
+            "POST", kind.path(namespace), obj, query={"dryRun": "All", "fieldValidation": "Strict"}
+        )
 
     def watch(
         self, kind: Kind, stop: threading.Event, resource_version: str = ""
