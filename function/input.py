@@ -80,8 +80,8 @@ def parse_input(data: dict[str, Any] | None) -> StepInput:
     return parse(StepInput, fields, root="input", subject="function input")
 
 
-# A Composition's input is the same on every call; distinct inputs are few.
-_PARSED: ParseCache[StepInput] = ParseCache(64, SpecProblems)
+# A Composition's input is the same on every call; distinct inputs are few and small.
+_PARSED: ParseCache[StepInput] = ParseCache(1024 * 1024, SpecProblems)
 
 
 def cached_input(key: bytes, load: Callable[[], dict[str, Any] | None]) -> StepInput:

@@ -78,13 +78,24 @@ def find_key(secret_name: str, namespace: str, required: Required) -> Kubeconfig
         )
     for key in KUBECONFIG_KEYS:
         encoded = secrets[0].string("data", key)
-        if encoded is not None and holds_kubeconfig(encoded):
+        if encoded is not None and _is_kubeconfig(encoded):
             return KubeconfigLookup([requirement], key=key)
     keys = " or ".join(f'"{k}"' for k in KUBECONFIG_KEYS)
     return KubeconfigLookup(
         [requirement],
         problem=f"waiting for the connection {described} to hold a kubeconfig under key {keys}",
     )
+
+
+# A kubeconfig with client certificates is a few KiB; a larger value is checked every time rather
+# than cached, so the cache holds at most 256 x 16 KiB.
+_CACHED_SECRET_VALUE = 16 * 1024
+
+
+def _is_kubeconfig(encoded: str) -> bool:
+    if len(encoded) > _CACHED_SECRET_VALUE:
+        return bool(holds_kubeconfig.__wrapped__(encoded))
+    return holds_kubeconfig(encoded)
 
 
 @functools.lru_cache(maxsize=256)

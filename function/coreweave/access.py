@@ -92,10 +92,17 @@ def read_token(credentials: Credentials, namespace: str, required: Required) -> 
     return TokenLookup(requirements, token=token)
 
 
+# Credentials documents are a few hundred bytes; a larger value is decoded every time rather
+# than cached, so the cache holds at most 256 x 4 KiB.
+_CACHED_SECRET_VALUE = 4096
+
+
 def _token_from_secret(secret: View, key: str) -> str | None:
     encoded = secret.string("data", key)
     if encoded is None:
         return None
+    if len(encoded) > _CACHED_SECRET_VALUE:
+        return _decode_token.__wrapped__(encoded)
     return _decode_token(encoded)
 
 

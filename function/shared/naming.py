@@ -12,8 +12,10 @@ from crossplane.function.resource import child_name
 _NOT_NAME_CHARS = re.compile(r"[^a-z0-9-]+")
 # Five hex digits, as child_name uses: one in a million collision odds among same-prefix names.
 _HASH_CHARS = 5
-# Names are recomputed on every reconcile of every XR; a few thousand XRs' names fit.
-_CACHED_NAMES = 16384
+# Names are computed when an XR is composed afresh (a converged reconcile is answered by the
+# memo); a few hundred XRs' names. Arguments and results are bounded names (at most 253
+# characters), so the count bounds the memory too: under 2 MiB.
+_CACHED_NAMES = 4096
 
 
 _NOT_DNS_LABEL_CHARS = re.compile(r"[^a-z0-9-]")

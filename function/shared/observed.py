@@ -11,12 +11,12 @@ from typing import Any
 
 from google.protobuf import struct_pb2 as structpb
 
-from function.shared.cache import LRU
+from function.shared.cache import LRU, PARSED_BYTES_PER_KEY_BYTE
 
 _MISSING = object()
-# Observed subtrees a converged XR re-reads on every reconcile (a live StorageClass, VPC
-# prefixes), as plain Python, by their exact serialized content.
-_PLAIN: LRU[Any] = LRU(2048)
+# Observed subtrees a reconcile reads as plain Python (a live StorageClass, VPC prefixes,
+# autoscaling groups), by their exact serialized content: a few hundred bytes each.
+_PLAIN: LRU[Any] = LRU(2 * 1024 * 1024, cost=lambda key, _: len(key) * PARSED_BYTES_PER_KEY_BYTE)
 
 
 def _to_python(value: structpb.Value) -> Any:

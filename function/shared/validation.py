@@ -19,8 +19,9 @@ from function.shared.outcome import Composite
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
-# Validated specs kept per parser: a converged XR's spec is validated once, not per reconcile.
-SPEC_CACHE_SIZE = 1024
+# Validated specs kept per parser: an XR's spec is validated once per change, not per reconcile
+# (a converged reconcile is answered by the memo without it).
+SPEC_CACHE_BYTES = 2 * 1024 * 1024
 
 # Values are quoted in messages; a hostile spec must not turn one FATAL into megabytes.
 _MAX_QUOTED_VALUE = 64
@@ -223,7 +224,7 @@ class SpecParser(Generic[M]):
 
     def __init__(self, model: type[M], kind: str, pool_rules: Callable[[Any], list[str]]) -> None:
         self._model, self._kind, self._pool_rules = model, kind, pool_rules
-        self._validated: ParseCache[M] = ParseCache(SPEC_CACHE_SIZE, SpecProblems)
+        self._validated: ParseCache[M] = ParseCache(SPEC_CACHE_BYTES, SpecProblems)
 
     def parse(self, spec: Any) -> M:
         """The validated spec; SpecProblems lists every bad field otherwise."""

@@ -109,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_profile(args)
     began = time.perf_counter()
     load = {"start": os.getloadavg()}
+    # Before anything can change under function/: the servers run the code as it is now.
+    machine = report.machine()
     fleets = args.fleet_sizes
     largest = fleets[-1]
     print(f"building converged requests, fleets of up to {largest} XRs ...", flush=True)
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     load["end"] = os.getloadavg()
     result = report.Report(
         args=args,
-        machine=report.machine(),
+        machine=machine,
         load=load,
         scenarios=built,
         fleets=fleets,

@@ -260,9 +260,9 @@ class Scenario:
 
 
 def runner_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-    outcome = runner.run(req)
+    """What the servicer answers (its memo included), without gRPC."""
     rsp = response.to(req)
-    runner.write(outcome, rsp)
+    runner.answer(req, rsp)
     return rsp
 
 
@@ -341,7 +341,7 @@ def _build(kind: str, shape: str, members: int) -> Scenario:
     check_response(scenario, runner_response(base), "base, in-process")
     if desired(runner_response(base)) != desired(clean):
         raise SystemExit(f"bench: {scenario.label}: the request composes something else")
-    for member in sorted({0, 1, members - 1}):
+    for member in sorted({0, min(1, members - 1), members - 1}):
         check_member(scenario, member)
     return scenario
 

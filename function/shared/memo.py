@@ -1,0 +1,304 @@
+"""Answer a converged XR's reconcile with its previous answer when nothing the core read changed.
+
+A core is a pure function of the values it reads: the XR's identity and spec, the step input,
+and fields of observed resources, required resources and the XR's status, all read through
+View. While a core runs, the views below record every read (which object, which path, which
+accessor) and what it returned. The next request for the same XR with the same spec and step
+input replays those reads against the new request: if each returns what it returned before,
+the core would take the same path and compose the same Outcome, so the response written last
+time is reused byte for byte. Any difference (a condition, a live field, a required Secret) and
+the core runs again. What the recorded reads never touch (metadata noise, resourceVersions,
+managedFields) cannot make a reconcile miss, so the cost of a converged reconcile is the reads,
+not the composing, however many XRs the function serves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
+
+from function.shared.cache import LRU, PARSED_BYTES_PER_KEY_BYTE, content_key
+from function.shared.observed import ABSENT, Observed, View
+
+# Where a read came from: ("observed", key), ("status",) or ("required", name, index).
+Source = tuple[str | int, ...]
+# One read: its source, the path of the View it was made on, the accessor, its arguments and
+# what it returned.
+Read = tuple[Source, tuple[str | int, ...], str, tuple[Any, ...], Any]
+# Reads of the required resources' presence: requirement name -> None (unresolved) or count.
+_REQUIRED_COUNT = "required-count"
+_OBSERVED_KEYS = "observed-keys"
+
+# The memo holds one entry per XR. Bounded by memory: an entry costs about its response's size
+# plus its reads (a few KiB for an 8-pool XR), so 32 MiB hold a fleet of a few thousand XRs.
+MEMO_BYTES = 32 * 1024 * 1024
+# Bytes one expected result costs beyond its text (a reference, an object header).
+_WANT_BYTES = 64
+
+
+class Recorder:
+    """The reads one core run made, in order."""
+
+    __slots__ = ("reads",)
+
+    def __init__(self) -> None:
+        self.reads: list[Read] = []
+
+
+class RecordingView(View):
+    """A View that records every read made through it (and through views derived from it)."""
+
+    __slots__ = ("_path", "_recorder", "_source")
+
+    def __init__(
+        self,
+        struct: structpb.Struct | None,
+        recorder: Recorder,
+        source: Source,
+        path: tuple[str | int, ...] = (),
+    ) -> None:
+        super().__init__(struct)
+        self._recorder, self._source, self._path = recorder, source, path
+
+    def _record(self, accessor: str, args: tuple[Any, ...], result: Any) -> Any:
+        self._recorder.reads.append((self._source, self._path, accessor, args, result))
+        return result
+
+    @property
+    def exists(self) -> bool:
+        return bool(self._record("exists", (), View.exists.fget(self)))  # type: ignore[attr-defined]
+
+    def get(self, *path: str | int, default: Any = None) -> Any:
+        return self._record("get", (*path, default), View.get(self, *path, default=default))
+
+    def string(self, *path: str | int) -> str | None:
+        result: str | None = self._record("string", path, View.string(self, *path))
+        return result
+
+    def has(self, *path: str | int) -> bool:
+        return bool(self._record("has", path, View.has(self, *path)))
+
+    def condition_status(self, condition_type: str) -> str:
+        result: str = self._record(
+            "condition_status", (condition_type,), View.condition_status(self, condition_type)
+        )
+        return result
+
+    def child(self, *path: str | int) -> View:
+        plain = View.child(self, *path)
+        return RecordingView(plain._struct, self._recorder, self._source, self._path + path)
+
+
+class RecordingObserved(Observed):
+    __slots__ = ("_recorder",)
+
+    def __init__(self, resources: Mapping[str, structpb.Struct], recorder: Recorder) -> None:
+        super().__init__(resources)
+        self._recorder = recorder
+
+    def __getitem__(self, key: str) -> View:
+        return RecordingView(self._resources.get(key), self._recorder, ("observed", key))
+
+    def __contains__(self, key: object) -> bool:
+        return key in tuple(self.keys())
+
+    def keys(self) -> Iterator[str]:
+        keys = tuple(sorted(self._resources))
+        self._recorder.reads.append(((_OBSERVED_KEYS,), (), _OBSERVED_KEYS, (), keys))
+        return iter(keys)
+
+
+class RecordingRequired(Mapping[str, "list[View] | None"]):
+    """Required resources by requirement name, recording which were resolved and how many."""
+
+    def __init__(self, required: Mapping[str, list[View] | None], recorder: Recorder) -> None:
+        self._required, self._recorder = required, recorder
+
+    def __getitem__(self, name: str) -> list[View] | None:
+        items = self._required.get(name)
+        self._recorder.reads.append(((_REQUIRED_COUNT,), (), name, (), _count(items)))
+        if name not in self._required:
+            raise KeyError(name)
+        if items is None:
+            return None
+        return [
+            RecordingView(item._struct, self._recorder, ("required", name, index))
+            for index, item in enumerate(items)
+        ]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._required))
+
+    def __len__(self) -> int:
+        return len(self._required)
+
+
+def _count(items: list[View] | None) -> int | None:
+    """None: unresolved (or never asked for); otherwise how many objects matched."""
+    return None if items is None else len(items)
+
+
+# A read compiled for replay: the whole path from its source's root, the accessor and its extra
+# argument (a default or a condition type).
+Check = tuple[tuple[str | int, ...], str, Any]
+# Checks grouped by the object they read: (source, checks), in the order of first read. XRs of
+# the same shape (a fleet's) read the same plan: it is kept once and shared.
+Plan = tuple[tuple[Source, tuple[Check, ...]], ...]
+# Short strings recur across every XR of a fleet ("True", instance types): one copy of each.
+_INTERNED_LENGTH = 64
+# Distinct plans are a few per kind and spec shape, each a few KiB.
+_PLANS: LRU[Plan] = LRU(2 * 1024 * 1024, cost=lambda key, _: len(key) * PARSED_BYTES_PER_KEY_BYTE)
+
+
+def compile_reads(reads: list[Read]) -> tuple[Plan, tuple[Any, ...]]:
+    """The reads as a plan (checks grouped by source, shared between XRs that read alike) and
+    the results each check must give again, in plan order."""
+    grouped: dict[Source, list[tuple[Check, Any]]] = {}
+    for source, prefix, accessor, args, result in reads:
+        want = result
+        if isinstance(want, str) and len(want) <= _INTERNED_LENGTH:
+            want = sys.intern(want)
+        checks = grouped.setdefault(source, [])
+        if source[0] in (_REQUIRED_COUNT, _OBSERVED_KEYS):
+            checks.append((((), accessor, None), want))
+        elif accessor == "get":
+            checks.append((((*prefix, *args[:-1]), accessor, args[-1]), want))
+        elif accessor == "condition_status":
+            checks.append(((prefix, accessor, args[0]), want))
+        else:
+            checks.append((((*prefix, *args), accessor, None), want))
+    plan = tuple((source, tuple(c for c, _ in checks)) for source, checks in grouped.items())
+    wants = tuple(want for checks in grouped.values() for _, want in checks)
+    key = content_key(plan)
+    shared = _PLANS.get(key) if key is not None else None
+    if shared is None:
+        if key is not None:
+            _PLANS.put(key, plan)
+        shared = plan
+    return shared, wants
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Sources:
+    """Where replayed reads look in the new request."""
+
+    observed: Mapping[str, fnv1.Resource]  # the request's observed resources, as sent
+    status: View
+    required: Mapping[str, list[View] | None]
+
+    def view(self, source: Source) -> View:
+        kind = source[0]
+        if kind == "observed":
+            resource = self.observed.get(str(source[1]))
+            return View(resource.resource) if resource is not None else ABSENT
+        if kind == "status":
+            return self.status
+        items = self.required.get(str(source[1]))
+        index = int(source[2])
+        return items[index] if items is not None and index < len(items) else ABSENT
+
+    def replays(self, plan: Plan, wants: tuple[Any, ...]) -> bool:
+        """Whether every check of plan gives the result in wants, in order."""
+        index = 0
+        for source, checks in plan:
+            kind = source[0]
+            if kind == _REQUIRED_COUNT:
+                for _, name, _ in checks:
+                    if _count(self.required.get(name)) != wants[index]:
+                        return False
+                    index += 1
+                continue
+            if kind == _OBSERVED_KEYS:
+                if tuple(sorted(self.observed)) != wants[index]:
+                    return False
+                index += 1
+                continue
+            view = self.view(source)
+            for path, accessor, extra in checks:
+                want = wants[index]
+                index += 1
+                if accessor == "string":
+                    got: Any = view.string(*path)
+                elif accessor == "condition_status":
+                    got = (view.child(*path) if path else view).condition_status(extra)
+                elif accessor == "exists":
+                    got = (view.child(*path) if path else view).exists
+                elif accessor == "has":
+                    got = view.has(*path)
+                else:
+                    got = view.get(*path, default=extra)
+                if got != want:
+                    return False
+        return True
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Entry:
+    """One XR's last answer and what it depended on."""
+
+    core: object  # the core that composed it
+    spec_digest: bytes  # of the XR's spec, serialized
+    config: object  # the validated step input; parsed inputs are shared, so `is` compares
+    plan: Plan
+    wants: tuple[Any, ...]
+    response: bytes  # the response fields the core's Outcome wrote, zlib-compressed
+    keys: frozenset[str]  # its composed resource keys
+    counts: tuple[int, int]  # resources, results: for the log line
+
+    @property
+    def size(self) -> int:
+        """Bytes it holds, about: its response and the results its checks want (the plan is
+        shared)."""
+        wants = sum(
+            _WANT_BYTES + (len(repr(want)) if isinstance(want, dict | list | str) else 0)
+            for want in self.wants
+        )
+        return len(self.response) + len(self.spec_digest) + wants
+
+
+class Memo:
+    """The last answer per XR, bounded by memory."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._entries: LRU[Entry] = LRU(max_bytes, cost=lambda key, entry: len(key) + entry.size)
+
+    def lookup(
+        self,
+        xr: tuple[str, str, str, str],
+        core: object,
+        spec_key: bytes,
+        config: object,
+        new: Sources,
+    ) -> Entry | None:
+        """The XR's last answer if the same core, spec, step input and reads would give it."""
+        entry = self._entries.get(_key(xr))
+        if (
+            entry is None
+            or entry.core is not core
+            or entry.config is not config
+            or entry.spec_digest != spec_digest(spec_key)
+        ):
+            return None
+        return entry if new.replays(entry.plan, entry.wants) else None
+
+    def remember(self, xr: tuple[str, str, str, str], entry: Entry) -> None:
+        self._entries.put(_key(xr), entry)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def spec_digest(spec_key: bytes) -> bytes:
+    """A spec's identity in 16 bytes instead of its whole serialization (a cryptographic digest:
+    no two specs met in practice share one)."""
+    return hashlib.blake2b(spec_key, digest_size=16).digest()
+
+
+def _key(xr: tuple[str, str, str, str]) -> bytes:
+    return "\x00".join(xr).encode()

@@ -1,0 +1,286 @@
+"""The memo: a converged reconcile is answered from the XR's previous answer only when nothing
+the core read has changed, and then with exactly the bytes a fresh composition would give."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from crossplane.function import response
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from function import runner
+from function.shared.cache import LRU
+from tests.support import (
+    CIVO_SECRET_NAME,
+    CLUSTER_PROVIDER_CONFIG,
+    ENDPOINT,
+    World,
+    civo_connection_secret,
+    civo_xr,
+    coreweave_xr,
+    credentials_secret,
+    readiness,
+    request,
+)
+
+SHARED_VAST = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {"name": "shared-vast"},
+    "provisioner": "csi.vastdata.com",
+}
+
+Inputs = tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]
+
+
+def converged(world: World) -> Inputs:
+    """Drive world until every composed resource is Ready; the request's parts, as Crossplane
+    sends them on the final pass of the requirements loop."""
+    for _ in range(8):
+        rsp = world.reconcile()
+        if rsp.results == [] and all(readiness(rsp).values()) and len(readiness(rsp)) > 3:
+            break
+        for key, body in world.observed.items():
+            manifest = body.get("spec", {}).get("forProvider", {}).get("manifest")
+            if key == "shared-vast-observer":
+                world.ready(key, atProvider={"manifest": SHARED_VAST})
+            elif key == "cks-cluster":
+                world.ready(key, atProvider={"apiServerEndpoint": ENDPOINT, "id": "9e1d"})
+            elif key == "civo-cluster":
+                world.ready(key, atProvider={"id": "5f0b", "kubernetesVersion": "1.34.1-k3s1"})
+            elif key.startswith("nodepool-") and manifest is None:
+                body["metadata"]["annotations"]["crossplane.io/external-name"] = key + "-id"
+                world.ready(key, atProvider={"id": key + "-id"})
+            elif manifest is not None:
+                world.ready(key, atProvider={"manifest": manifest})
+            else:
+                world.ready(key)
+    else:
+        raise AssertionError("the XR did not converge")
+    world.observed.get("kubeconfig", {}).pop("status", None)  # Secrets have no status
+    required = {
+        name: world._resolve(selector) for name, selector in rsp.requirements.resources.items()
+    }
+    return copy.deepcopy(world.xr), copy.deepcopy(world.observed), required
+
+
+def converged_coreweave() -> Inputs:
+    world = World(coreweave_xr())
+    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
+    return converged(world)
+
+
+def converged_civo() -> Inputs:
+    world = World(civo_xr())
+    world.cluster_objects = [civo_connection_secret()]
+    return converged(world)
+
+
+class Counting:
+    """A core that counts its runs (the memo is keyed by the core, so one per test)."""
+
+    def __init__(self, core: runner.Core) -> None:
+        self.core, self.runs = core, 0
+
+    def __call__(self, *args: Any) -> Any:
+        self.runs += 1
+        return self.core(*args)
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counting]:
+    cores = {}
+    for (api_version, kind), core in list(runner.CORES.items()):
+        cores[kind] = Counting(core)
+        monkeypatch.setitem(runner.CORES, (api_version, kind), cores[kind])
+    return cores
+
+
+def answered(req: fnv1.RunFunctionRequest) -> bytes:
+    rsp = response.to(req)
+    runner.answer(req, rsp)
+    return rsp.SerializeToString(deterministic=True)
+
+
+def composed_afresh(req: fnv1.RunFunctionRequest) -> bytes:
+    rsp = response.to(req)
+    runner.write(runner.run(req), rsp)
+    return rsp.SerializeToString(deterministic=True)
+
+
+def with_token(token: str) -> Callable[[Inputs], None]:
+    def change(inputs: Inputs) -> None:
+        payload = base64.b64encode(json.dumps({"token": token}).encode()).decode()
+        inputs[2]["coreweave-credentials"][0]["data"]["credentials"] = payload
+
+    return change
+
+
+def set_path(where: int, *path: str | int, value: Any) -> Callable[[Inputs], None]:
+    def change(inputs: Inputs) -> None:
+        target: Any = inputs[where]
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+
+    return change
+
+
+def drop(where: int, *path: str) -> Callable[[Inputs], None]:
+    def change(inputs: Inputs) -> None:
+        target: Any = inputs[where]
+        for step in path[:-1]:
+            target = target[step]
+        del target[path[-1]]
+
+    return change
+
+
+XR, OBSERVED, REQUIRED = 0, 1, 2
+NOT_READY = [{"type": "Ready", "status": "False", "reason": "Unavailable"}]
+
+# (kind, change, whether the memo may answer): every change the core reads recomposes; metadata
+# noise does not.
+CASES = [
+    ("CoreWeaveCluster", set_path(XR, "metadata", "resourceVersion", value="42"), True),
+    (
+        "CoreWeaveCluster",
+        set_path(OBSERVED, "vpc", "metadata", "managedFields", value=[{"manager": "x"}]),
+        True,
+    ),
+    ("CoreWeaveCluster", set_path(OBSERVED, "nodepool-h100", "metadata", "uid", value="u"), True),
+    (
+        "CoreWeaveCluster",
+        set_path(OBSERVED, "nodepool-h100", "status", "conditions", value=NOT_READY),
+        False,
+    ),
+    ("CoreWeaveCluster", drop(OBSERVED, "kubeconfig"), False),
+    (
+        "CoreWeaveCluster",
+        set_path(
+            OBSERVED,
+            "nodepool-l40s",
+            "spec",
+            "forProvider",
+            "manifest",
+            "spec",
+            "instanceType",
+            value="gd-8xa100-i128",
+        ),
+        False,
+    ),
+    (
+        "CoreWeaveCluster",
+        set_path(OBSERVED, "cks-cluster", "status", "atProvider", "apiServerEndpoint", value="h"),
+        False,
+    ),
+    ("CoreWeaveCluster", with_token("CW-SECRET-rotated-0123456789"), False),
+    ("CoreWeaveCluster", set_path(REQUIRED, "coreweave-credentials", value=[]), False),
+    ("CoreWeaveCluster", drop(REQUIRED, "coreweave-credentials"), False),
+    ("CoreWeaveCluster", set_path(XR, "spec", "nodePools", 1, "nodeCount", value=3), False),
+    ("CoreWeaveCluster", set_path(XR, "spec", "zone", value="US-WEST-01A"), False),
+    ("CivoCluster", set_path(XR, "metadata", "generation", value=9), True),
+    ("CivoCluster", set_path(XR, "status", "conditions", value=[]), False),
+    (
+        "CivoCluster",
+        set_path(OBSERVED, "nodepool-l40s", "metadata", "annotations", value={}),
+        False,
+    ),
+    (
+        "CivoCluster",
+        set_path(OBSERVED, "civo-cluster", "status", "atProvider", "kubernetesVersion", value="1"),
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "memoised"), CASES, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(CASES)]
+)
+def test_memo_answers_only_what_a_fresh_composition_would(
+    counted: dict[str, Counting],
+    kind: str,
+    change: Callable[[Inputs], None],
+    memoised: bool,
+) -> None:
+    inputs = converged_coreweave() if kind == "CoreWeaveCluster" else converged_civo()
+    first = request(*inputs)
+    assert answered(first) == composed_afresh(first)
+    change(inputs)
+    second = request(*inputs)
+    runs = counted[kind].runs
+    memo_answer = answered(second)
+    assert counted[kind].runs == runs + (0 if memoised else 1)
+    assert memo_answer == composed_afresh(second)
+
+
+def test_memo_leaves_keys_an_earlier_step_composed_to_write(
+    counted: dict[str, Counting],
+) -> None:
+    """An earlier pipeline step's object under one of our keys is merged field by field, as
+    write() does, never replaced by recorded bytes."""
+    req = request(*converged_coreweave())
+    answered(req)
+    req.desired.resources["vpc"].resource.update({"metadata": {"labels": {"team": "ml"}}})
+    req.desired.resources["vpc"].connection_details["note"] = b"kept"
+    runs = counted["CoreWeaveCluster"].runs
+    memo_answer = answered(req)
+    assert counted["CoreWeaveCluster"].runs == runs + 1
+    assert memo_answer == composed_afresh(req)
+
+
+def test_memo_of_another_xr_is_not_used(counted: dict[str, Counting]) -> None:
+    xr, observed, required = converged_civo()
+    answered(request(xr, observed, required))
+    other = copy.deepcopy(xr)
+    other["metadata"]["namespace"] = "other-team"
+    runs = counted["CivoCluster"].runs
+    memo_answer = answered(request(other, observed, required))
+    assert counted["CivoCluster"].runs == runs + 1
+    assert memo_answer == composed_afresh(request(other, observed, required))
+
+
+def test_converged_civo_reconcile_reads_no_secret() -> None:
+    """The fixture above converges as Crossplane would: the key is in the XR's status."""
+    xr, _, required = converged_civo()
+    assert required == {}
+    assert xr["status"]["secrets"] == [
+        {"type": "Kubeconfig", "name": CIVO_SECRET_NAME, "key": "kubeconfig"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("puts", "kept"),
+    [
+        pytest.param([(b"a", 40), (b"b", 40)], [b"a", b"b"], id="fits"),
+        pytest.param([(b"a", 40), (b"b", 40), (b"c", 40)], [b"b", b"c"], id="oldest-goes"),
+        pytest.param([(b"a", 40), (b"b", 70)], [b"b"], id="one-large-evicts-two"),
+        pytest.param([(b"a", 40), (b"z", 101)], [b"a"], id="larger-than-budget-not-kept"),
+        pytest.param([(b"a", 60), (b"a", 30), (b"b", 60)], [b"a", b"b"], id="replaced-recounted"),
+    ],
+)
+def test_lru_is_bounded_by_bytes(puts: list[tuple[bytes, int]], kept: list[bytes]) -> None:
+    cache: LRU[int] = LRU(100, cost=lambda _, value: value)
+    for key, cost in puts:
+        cache.put(key, cost)
+    assert [k for k in (b"a", b"b", b"c", b"z") if cache.get(k) is not None] == kept
+    assert cache.held_bytes == sum(cache.get(k) or 0 for k in kept)
+
+
+@pytest.mark.parametrize("padding", [0, 10_000], ids=["small-cached", "large-not-cached"])
+def test_secret_values_are_cached_only_when_small(padding: int) -> None:
+    from function.coreweave import access
+    from function.shared.observed import View
+
+    token = "CW-SECRET-cache-bound-0123456789"
+    document = json.dumps({"token": token, "padding": "x" * padding}).encode()
+    encoded = base64.b64encode(document).decode()
+    access._decode_token.cache_clear()
+    secret = View.from_dict({"data": {"credentials": encoded}})
+    assert access._token_from_secret(secret, "credentials") == token
+    assert access._decode_token.cache_info().currsize == (1 if padding == 0 else 0)
