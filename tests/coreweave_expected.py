@@ -80,11 +80,20 @@ users:
 """
 
 
-def kubeconfig_secret(text: str = KUBECONFIG_TEXT) -> dict[str, Any]:
+# The credentials Secret CLUSTER_PROVIDER_CONFIG names, remembered on the kubeconfig Secret.
+TOKEN_SOURCE = "crossplane-system/coreweave-creds"
+
+
+def kubeconfig_secret(
+    text: str = KUBECONFIG_TEXT, source: str | None = TOKEN_SOURCE
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": SECRET_NAME}
+    if source is not None:
+        metadata["annotations"] = {"inference.fn.modelplane.ai/credentials-secret": source}
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": SECRET_NAME},
+        "metadata": metadata,
         "type": "Opaque",
         "data": {"kubeconfig": base64.b64encode(text.encode()).decode()},
     }

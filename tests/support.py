@@ -8,6 +8,7 @@ import base64
 import copy
 import json
 import socket
+from collections.abc import Callable
 from typing import Any
 
 from crossplane.function import logging, resource
@@ -229,6 +230,34 @@ def _ints(data: Any) -> Any:
     return data
 
 
+# Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0) calls a
+# function at most this many times per reconcile.
+MAX_CALLS_PER_RECONCILE = 6
+
+
+def requirements_loop(
+    call: Callable[[dict[str, list[dict[str, Any]]] | None], fnv1.RunFunctionResponse],
+    resolve: Callable[[fnv1.ResourceSelector], list[dict[str, Any]]],
+) -> list[fnv1.RunFunctionResponse]:
+    """Every call of one reconcile, as Crossplane makes them: the first without required
+    resources; then, while a response's requirements are not proto.Equal to the previous
+    call's (an unset message equals only an unset one) and no result is FATAL, fetch them and
+    call again."""
+    passes = [call(None)]
+    previous: fnv1.Requirements | None = None
+    while len(passes) < MAX_CALLS_PER_RECONCILE:
+        rsp = passes[-1]
+        if any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
+            break
+        current = rsp.requirements if rsp.HasField("requirements") else None
+        if current == previous:
+            break
+        previous = current
+        wanted = current.resources.items() if current is not None else []
+        passes.append(call({name: resolve(selector) for name, selector in wanted}))
+    return passes
+
+
 class World:
     """A small stand-in for Crossplane and the providers across reconciles.
 
@@ -243,16 +272,16 @@ class World:
         self.observed: dict[str, dict[str, Any]] = {}
         self.cluster_objects: list[dict[str, Any]] = []
         self.responses: list[fnv1.RunFunctionResponse] = []
+        # Function calls per reconcile, in order.
+        self.calls: list[int] = []
 
     def reconcile(self) -> fnv1.RunFunctionResponse:
-        required: dict[str, list[dict[str, Any]]] | None = None
-        rsp = run(request(self.xr, self.observed, required, self.step_input))
-        for _ in range(5):
-            wanted = dict(rsp.requirements.resources.items())
-            if required is not None and set(wanted) == set(required):
-                break
-            required = {name: self._resolve(selector) for name, selector in wanted.items()}
-            rsp = run(request(self.xr, self.observed, required, self.step_input))
+        passes = requirements_loop(
+            lambda required: run(request(self.xr, self.observed, required, self.step_input)),
+            self._resolve,
+        )
+        self.calls.append(len(passes))
+        rsp = passes[-1]
         self.responses.append(rsp)
         if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
             self._apply(rsp)
@@ -292,10 +321,15 @@ class World:
             previous = self.observed.get(key, {})
             # Annotations providers set (the external name) survive the function's apply.
             annotations = previous.get("metadata", {}).get("annotations", {})
+            metadata = body.get("metadata", {})
             body["metadata"] = {
-                **body.get("metadata", {}),
+                **metadata,
                 "namespace": self.xr["metadata"].get("namespace", NAMESPACE),
-                "annotations": {**annotations, "crossplane.io/composition-resource-name": key},
+                "annotations": {
+                    **annotations,
+                    **metadata.get("annotations", {}),
+                    "crossplane.io/composition-resource-name": key,
+                },
             }
             if "status" in previous:
                 body["status"] = previous["status"]

@@ -67,6 +67,7 @@ from tests.support import (
     coreweave_xr,
     desired,
     request,
+    requirements_loop,
     results,
     run,
     token_forms,
@@ -200,16 +201,12 @@ class Walk(World):
     # --- the requirements loop, keeping every pass for the token check ---------------------
 
     def reconcile(self) -> fnv1.RunFunctionResponse:
-        required: dict[str, list[dict[str, Any]]] | None = None
-        rsp = run(request(self.xr, self.observed, required, self.step_input))
-        self.passes = [rsp]
-        for _ in range(5):
-            wanted = dict(rsp.requirements.resources.items())
-            if required is not None and set(wanted) == set(required):
-                break
-            required = {name: self._resolve(selector) for name, selector in wanted.items()}
-            rsp = run(request(self.xr, self.observed, required, self.step_input))
-            self.passes.append(rsp)
+        self.passes = requirements_loop(
+            lambda required: run(request(self.xr, self.observed, required, self.step_input)),
+            self._resolve,
+        )
+        rsp = self.passes[-1]
+        self.calls.append(len(self.passes))
         self.responses.append(rsp)
         if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
             self._apply(rsp)

@@ -23,19 +23,71 @@ PROVIDER_CONFIG_API_VERSION = "coreweave.m.crossplane.io/v1beta1"
 REQUIRED_PROVIDER_CONFIG = "coreweave-providerconfig"
 REQUIRED_CREDENTIALS_SECRET = "coreweave-credentials"  # noqa: S105 - a requirement name
 KUBECONFIG_KEY = "kubeconfig"
+# On the kubeconfig Secret: the credentials Secret its token came from, "<namespace>/<name>", so
+# the next reconcile can ask for it together with the ProviderConfig. Names no secret content.
+ANNOTATION_TOKEN_SOURCE = "inference.fn.modelplane.ai/credentials-secret"  # noqa: S105
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SecretRef:
+    namespace: str
+    name: str
+
+    @property
+    def annotation(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @classmethod
+    def parse(cls, annotation: str | None) -> SecretRef | None:
+        """The ref an annotation names, or None for anything that is not "<namespace>/<name>"."""
+        namespace, _, name = (annotation or "").partition("/")
+        return cls(namespace, name) if namespace and name and "/" not in name else None
+
+    def names(self, secret: View) -> bool:
+        """Whether a fetched Secret is this one (Crossplane sends what was asked for last)."""
+        namespace = secret.string("metadata", "namespace")
+        return secret.string("metadata", "name") == self.name and namespace in (
+            None,
+            self.namespace,
+        )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class TokenLookup:
-    """The org token, or why it cannot be read yet (never both)."""
+    """The org token, or why it cannot be read yet (never both); and the credentials Secret the
+    ProviderConfig names, once it was read."""
 
     requirements: list[Requirement]
     token: str | None = None
     problem: str | None = None
+    source: SecretRef | None = None
 
 
-def read_token(credentials: Credentials, namespace: str, required: Required) -> TokenLookup:
-    """Follow spec.credentials to the token, declaring each requirement on the way."""
+def _secret_requirement(ref: SecretRef) -> Requirement:
+    return Requirement(
+        name=REQUIRED_CREDENTIALS_SECRET,
+        api_version="v1",
+        kind="Secret",
+        match_name=ref.name,
+        namespace=ref.namespace,
+    )
+
+
+def read_token(
+    credentials: Credentials,
+    namespace: str,
+    required: Required,
+    remembered: SecretRef | None = None,
+) -> TokenLookup:
+    """Follow spec.credentials to the token, declaring each requirement on the way.
+
+    Crossplane fetches requirements one round at a time and stops calling once a call asks for
+    what the previous one asked for. With `remembered`, the Secret the ProviderConfig named on
+    the previous reconcile, the first call asks for the ProviderConfig and that Secret at once:
+    when the ProviderConfig still names it, the second call has everything and asks for the same,
+    so a converged reconcile takes two calls instead of three. A wrong guess costs one more call:
+    the Secret sent is used only if it is the one the ProviderConfig names now.
+    """
     namespaced = credentials.type == "ProviderConfig"
     config_requirement = Requirement(
         name=REQUIRED_PROVIDER_CONFIG,
@@ -47,7 +99,8 @@ def read_token(credentials: Credentials, namespace: str, required: Required) -> 
     described = f'{credentials.type} "{credentials.name}"'
     configs = required.get(REQUIRED_PROVIDER_CONFIG)
     if configs is None:
-        return TokenLookup([config_requirement], problem=f"reading {described}")
+        guessed = [_secret_requirement(remembered)] if remembered is not None else []
+        return TokenLookup([config_requirement, *guessed], problem=f"reading {described}")
     if not configs:
         return TokenLookup([config_requirement], problem=f"{described} not found")
     config = configs[0]
@@ -69,27 +122,23 @@ def read_token(credentials: Credentials, namespace: str, required: Required) -> 
             [config_requirement],
             problem=f"{described} has no spec.credentials.secretRef.namespace",
         )
-    secret_requirement = Requirement(
-        name=REQUIRED_CREDENTIALS_SECRET,
-        api_version="v1",
-        kind="Secret",
-        match_name=secret_name,
-        namespace=secret_namespace,
-    )
-    requirements = [config_requirement, secret_requirement]
+    named = SecretRef(secret_namespace, secret_name)
+    requirements = [config_requirement, _secret_requirement(named)]
     described_secret = f'Secret "{secret_namespace}/{secret_name}"'
     secrets = required.get(REQUIRED_CREDENTIALS_SECRET)
-    if secrets is None:
-        return TokenLookup(requirements, problem=f"reading {described_secret}")
+    if secrets is None or (secrets and not named.names(secrets[0])):
+        # Not fetched yet, or fetched on a guess the ProviderConfig no longer confirms.
+        return TokenLookup(requirements, problem=f"reading {described_secret}", source=named)
     if not secrets:
-        return TokenLookup(requirements, problem=f"{described_secret} not found")
+        return TokenLookup(requirements, problem=f"{described_secret} not found", source=named)
     token = _token_from_secret(secrets[0], key)
     if token is None:
         return TokenLookup(
             requirements,
             problem=f'{described_secret} key "{key}" does not hold JSON with a non-empty "token"',
+            source=named,
         )
-    return TokenLookup(requirements, token=token)
+    return TokenLookup(requirements, token=token, source=named)
 
 
 # Credentials documents are a few hundred bytes; a larger value is decoded every time rather

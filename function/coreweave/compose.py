@@ -244,7 +244,12 @@ class _Composer(Composer):
             self.out.condition(CONDITION_ACCESS, False, reason, why)
             return None
 
-        lookup = access.read_token(self.spec.credentials, self.xr.namespace, self.required)
+        remembered = access.SecretRef.parse(
+            secret.string("metadata", "annotations", access.ANNOTATION_TOKEN_SOURCE)
+        )
+        lookup = access.read_token(
+            self.spec.credentials, self.xr.namespace, self.required, remembered
+        )
         self.out.requirements.extend(lookup.requirements)
         name = self.name(KEY_KUBECONFIG)
         if endpoint and lookup.token:
@@ -266,12 +271,17 @@ class _Composer(Composer):
             self.out.condition(CONDITION_ACCESS, False, "WaitingForCredentials", why)
             return None
 
+        metadata: dict[str, Any] = {"name": name}
+        # Kept while the ProviderConfig cannot be read, so the guess survives an outage.
+        source = lookup.source or remembered
+        if source is not None:
+            metadata["annotations"] = {access.ANNOTATION_TOKEN_SOURCE: source.annotation}
         self.out.compose(
             KEY_KUBECONFIG,
             {
                 "apiVersion": "v1",
                 "kind": "Secret",
-                "metadata": {"name": name},
+                "metadata": metadata,
                 "type": "Opaque",
                 "data": {access.KUBECONFIG_KEY: data},
             },
