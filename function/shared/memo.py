@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import sys
+import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -38,6 +39,10 @@ _OBSERVED_KEYS = "observed-keys"
 # The memo holds one entry per XR. Bounded by memory: an entry costs about its response's size
 # plus its reads (a few KiB for an 8-pool XR), so 32 MiB hold a fleet of a few thousand XRs.
 MEMO_BYTES = 32 * 1024 * 1024
+# One dictionary per core; the cores are few (tests swap in more).
+_DICTIONARIES = 8
+# zlib uses at most the last 32 KiB of a dictionary.
+_DICTIONARY_BYTES = 32 * 1024
 # Bytes one expected result costs beyond its text (a reference, an object header).
 _WANT_BYTES = 64
 
@@ -156,14 +161,24 @@ _INTERNED_LENGTH = 64
 _PLANS: LRU[Plan] = LRU(2 * 1024 * 1024, cost=lambda key, _: len(key) * PARSED_BYTES_PER_KEY_BYTE)
 
 
+class _Digest(bytes):
+    """A long string read, kept as its 16-byte BLAKE2b digest: equal digests are equal text in
+    any practice, and a recorded kubeconfig or Secret value need not stay in memory."""
+
+    @classmethod
+    def of(cls, text: str) -> _Digest:
+        return cls(hashlib.blake2b(text.encode(), digest_size=16).digest())
+
+
 def compile_reads(reads: list[Read]) -> tuple[Plan, tuple[Any, ...]]:
     """The reads as a plan (checks grouped by source, shared between XRs that read alike) and
     the results each check must give again, in plan order."""
     grouped: dict[Source, list[tuple[Check, Any]]] = {}
     for source, prefix, accessor, args, result in reads:
         want = result
-        if isinstance(want, str) and len(want) <= _INTERNED_LENGTH:
-            want = sys.intern(want)
+        if isinstance(want, str):
+            # Long values (a kubeconfig, Secret data) are kept as a digest, short ones once.
+            want = sys.intern(want) if len(want) <= _INTERNED_LENGTH else _Digest.of(want)
         checks = grouped.setdefault(source, [])
         if source[0] in (_REQUIRED_COUNT, _OBSERVED_KEYS):
             checks.append((((), accessor, None), want))
@@ -233,7 +248,10 @@ class Sources:
                     got = view.has(*path)
                 else:
                     got = view.get(*path, default=extra)
-                if got != want:
+                if isinstance(want, _Digest):
+                    if not isinstance(got, str) or _Digest.of(got) != want:
+                        return False
+                elif got != want:
                     return False
         return True
 
@@ -247,14 +265,18 @@ class Entry:
     config: object  # the validated step input; parsed inputs are shared, so `is` compares
     plan: Plan
     wants: tuple[Any, ...]
-    response: bytes  # the response fields the core's Outcome wrote, zlib-compressed
+    response: bytes  # the response fields the core's Outcome wrote, compressed
+    dictionary: bytes  # the zlib dictionary it was compressed with (shared, see Memo.pack)
     keys: frozenset[str]  # its composed resource keys
     counts: tuple[int, int]  # resources, results: for the log line
 
+    def unpacked(self) -> bytes:
+        return zlib.decompressobj(zdict=self.dictionary).decompress(self.response)
+
     @property
     def size(self) -> int:
-        """Bytes it holds, about: its response and the results its checks want (the plan is
-        shared)."""
+        """Bytes it holds, about: its response and the results its checks want (the plan and
+        the dictionary are shared)."""
         wants = sum(
             _WANT_BYTES + (len(repr(want)) if isinstance(want, dict | list | str) else 0)
             for want in self.wants
@@ -267,6 +289,23 @@ class Memo:
 
     def __init__(self, max_bytes: int) -> None:
         self._entries: LRU[Entry] = LRU(max_bytes, cost=lambda key, entry: len(key) + entry.size)
+        self._dictionaries: dict[object, bytes] = {}
+
+    def pack(self, core: object, response: bytes) -> tuple[bytes, bytes]:
+        """response compressed, and the dictionary to unpack it with.
+
+        A core's largest response so far (a converged XR's, usually) is the dictionary for its
+        later ones: XRs of one kind differ mostly in names, so a fleet member's response packs
+        to a fraction of what it packs to alone. Entries keep the dictionary they were packed
+        with.
+        """
+        dictionary = self._dictionaries.get(core)
+        if dictionary is None or len(dictionary) < min(len(response), _DICTIONARY_BYTES):
+            if dictionary is None and len(self._dictionaries) >= _DICTIONARIES:
+                self._dictionaries.pop(next(iter(self._dictionaries)))
+            dictionary = self._dictionaries[core] = response[-_DICTIONARY_BYTES:]
+        packer = zlib.compressobj(zdict=dictionary)
+        return packer.compress(response) + packer.flush(), dictionary
 
     def lookup(
         self,
