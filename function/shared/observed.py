@@ -16,7 +16,7 @@ from function.shared.cache import LRU, PARSED_BYTES_PER_KEY_BYTE
 _MISSING = object()
 # Observed subtrees a reconcile reads as plain Python (a live StorageClass, VPC prefixes,
 # autoscaling groups), by their exact serialized content: a few hundred bytes each.
-_PLAIN: LRU[Any] = LRU(2 * 1024 * 1024, cost=lambda key, _: len(key) * PARSED_BYTES_PER_KEY_BYTE)
+_PLAIN: LRU[Any] = LRU(4 * 1024 * 1024, cost=lambda key, _: len(key) * PARSED_BYTES_PER_KEY_BYTE)
 
 
 def _to_python(value: structpb.Value) -> Any:
