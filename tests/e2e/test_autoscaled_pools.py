@@ -1,0 +1,146 @@
+"""Issue 11's proof: an autoscaled CKS pool keeps the autoscaler's targetNodes while its other
+settings follow the XR, with the real provider-kubernetes in server-side apply (its default)
+and in client-side apply mode, against a stand-in NodePool CRD that requires targetNodes.
+
+The pool is two Objects (README "Autoscaled CKS pools"): the creator `nodepool-<name>` that
+never updates the pool, and the settings Object `autoscaled-nodepool-<name>` without
+targetNodes. A fake CKS autoscaler changes targetNodes through an Update under its own field
+manager, before and after the provider re-applies the pool's settings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import pytest
+import yaml
+
+from .harness import kinds
+from .harness.binaries import REPO
+from .harness.kube import ApiError, is_true, wait_for
+from .harness.stages import CONVERGE_SECONDS, wait_ready
+from .harness.suite import Suite
+from .harness.xr import composed
+
+XR_KIND = kinds.COREWEAVE_CLUSTER_XR
+AUTOSCALER = "cks-cluster-autoscaler"
+# provider-kubernetes re-applies every poll; short so that the re-applies happen in the test.
+POLL = "15s"
+
+
+def owners(pool: dict[str, Any], field: str) -> set[str]:
+    """The field managers that own spec.<field> of the live NodePool."""
+    return {
+        entry["manager"]
+        for entry in pool["metadata"].get("managedFields") or []
+        if f"f:{field}" in ((entry.get("fieldsV1") or {}).get("f:spec") or {})
+    }
+
+
+@pytest.mark.parametrize("server_side_apply", [True, False], ids=["ssa", "client-side-apply"])
+def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
+    api = suite.plane.api
+    mode = "ssa" if server_side_apply else "csa"
+    xr: dict[str, Any] = yaml.safe_load((REPO / "example" / "coreweave" / "xr.yaml").read_text())
+    name, namespace = f"autoscale-{mode}", xr["metadata"]["namespace"]
+    pool_name = f"h100-{mode}"
+    pool = {
+        "name": pool_name,
+        "role": "GPU",
+        "instanceType": "gd-8xh100ib-i128",
+        "nodeCount": 2,
+        "minNodeCount": 1,
+        "maxNodeCount": 6,
+        "gpu": {"acceleratorType": "nvidia-h100"},
+    }
+    xr["metadata"]["name"] = name
+    xr["spec"]["nodePools"] = [pool]
+
+    def live() -> dict[str, Any]:
+        found = api.get(kinds.CKS_NODEPOOL, pool_name)
+        assert found is not None, f"CKS NodePool {pool_name} is gone"
+        return found
+
+    def objects_synced() -> bool:
+        refs = composed(api, name, namespace, (kinds.KUBERNETES_OBJECT,))
+        keys = (f"nodepool-{pool_name}", f"autoscaled-nodepool-{pool_name}")
+        return all(
+            key in refs
+            and is_true(api.get(kinds.KUBERNETES_OBJECT, refs[key].name, namespace), "Synced")
+            for key in keys
+        )
+
+    def edit(**fields: Any) -> None:
+        pool.update(fields)
+        api.merge_patch(XR_KIND, name, {"spec": {"nodePools": [pool]}}, namespace)
+
+    suite.provider.restart(server_side_apply=server_side_apply, poll=POLL)
+    try:
+        # Created with the size CKS needs; both Objects Synced once the pool exists.
+        api.apply(XR_KIND, xr)
+        wait_ready(api, XR_KIND, name, namespace)
+        wait_for("both Objects of the pool Synced", objects_synced, CONVERGE_SECONDS)
+        assert live()["spec"]["targetNodes"] == 2
+
+        # The autoscaler scales up; the XR's bounds and labels are edited afterwards, so the
+        # settings Object re-applies after the autoscaler's change.
+        suite.cloud.autoscale_cks_pool(pool_name, 4)
+        edit(maxNodeCount=8, gpu={"acceleratorType": "nvidia-h100-sxm"})
+        wait_for(
+            "the bounds and label edits live on the pool",
+            lambda: (
+                live()["spec"]["maxNodes"] == 8
+                and live()["spec"]["nodeLabels"]["modelplane.ai/gpu"] == "nvidia-h100-sxm"
+            ),
+            CONVERGE_SECONDS,
+        )
+        assert live()["spec"]["targetNodes"] == 4, "an apply reverted the autoscaler's count"
+
+        # The autoscaler scales again, then the lower bound is edited: the re-apply that carries
+        # the edit must leave the new count alone.
+        suite.cloud.autoscale_cks_pool(pool_name, 5)
+        edit(minNodeCount=2)
+        wait_for(
+            "minNodes=2 live on the pool",
+            lambda: live()["spec"]["minNodes"] == 2,
+            CONVERGE_SECONDS,
+        )
+        wait_for("both Objects of the pool Synced", objects_synced, CONVERGE_SECONDS)
+        final = live()
+        assert final["spec"]["targetNodes"] == 5, "an apply reverted the autoscaler's count"
+        assert final["spec"]["autoscaling"] is True
+        # Who owns what: the count is the autoscaler's alone; no Object's manager holds it.
+        assert owners(final, "targetNodes") == {AUTOSCALER}, final["metadata"]["managedFields"]
+        assert AUTOSCALER not in owners(final, "maxNodes")
+        assert owners(final, "maxNodes"), "nobody owns maxNodes"
+        suite.notes.append(
+            f"{mode}: targetNodes owned by {sorted(owners(final, 'targetNodes'))}, "
+            f"maxNodes by {sorted(owners(final, 'maxNodes'))}"
+        )
+
+        # Removing the XR deletes the CKS NodePool.
+        api.delete(XR_KIND, name, namespace)
+        wait_for(
+            "the XR, its Objects and the CKS NodePool to be gone",
+            lambda: (
+                api.get(XR_KIND, name, namespace) is None
+                and api.get(kinds.CKS_NODEPOOL, pool_name) is None
+            ),
+            CONVERGE_SECONDS,
+        )
+    finally:
+        with contextlib.suppress(ApiError):
+            api.delete(XR_KIND, name, namespace)
+        # The system pool and the StorageClass clone have fixed in-cluster names that the next
+        # test's XR composes again.
+        wait_for(
+            f"{name} and its in-cluster objects gone before the next test",
+            lambda: (
+                api.get(XR_KIND, name, namespace) is None
+                and api.get(kinds.CKS_NODEPOOL, "modelplane-system") is None
+                and api.get(kinds.STORAGE_CLASS, "shared-vast-delete") is None
+            ),
+            CONVERGE_SECONDS,
+        )
+        suite.provider.restart(server_side_apply=True)
