@@ -19,7 +19,7 @@ from tests.support import free_port
 from . import kinds
 from .binaries import Binaries
 from .certs import KeyPair, issue, new_ca, service_account_key_pem
-from .kube import ApiError, Kube, wait_for
+from .kube import ApiError, Kube, answers_ok, wait_for
 from .processes import ProcessGroup
 
 CROSSPLANE_NAMESPACE = "crossplane-system"
@@ -269,13 +269,7 @@ class ControlPlane:
 
         def healthy() -> bool:
             self.processes.check_alive()
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{health_port}/readyz", timeout=5
-                ) as answer:
-                    return answer.status == 200
-            except OSError:
-                return False
+            return answers_ok(f"http://127.0.0.1:{health_port}/readyz")
 
         wait_for("crossplane /readyz", healthy, STARTUP_SECONDS)
         # With --package-runtime=External nothing registers the Usage webhook; without it a
@@ -316,13 +310,7 @@ class ControlPlane:
 
         def serving() -> bool:
             self.processes.check_alive()
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{self.registry_port}/v2/", timeout=5
-                ) as answer:
-                    return answer.status == 200
-            except OSError:
-                return False
+            return answers_ok(f"http://127.0.0.1:{self.registry_port}/v2/")
 
         wait_for("the OCI registry", serving, STARTUP_SECONDS)
 

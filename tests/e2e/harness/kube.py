@@ -13,6 +13,7 @@ import ssl
 import threading
 import time
 import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -238,6 +239,15 @@ class Kube:
                 stop.wait(1)
             finally:
                 connection.close()
+
+
+def answers_ok(url: str) -> bool:
+    """Whether a loopback health or API endpoint answers 200 now."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 (loopback http)
+            return bool(answer.status == 200)
+    except OSError:
+        return False
 
 
 def wait_for(

@@ -10,13 +10,12 @@ a publicly trusted certificate), so this process alone trusts the local CA, via 
 from __future__ import annotations
 
 import socket
-import urllib.request
 
 from tests.support import free_port
 
 from .certs import issue
 from .controlplane import ControlPlane
-from .kube import wait_for
+from .kube import answers_ok, wait_for
 
 # Fixed in v1.2.1: controller-runtime's default webhook port (it serves a conversion webhook for
 # its legacy cluster-scoped Object API) and metrics address; neither has a flag.
@@ -78,13 +77,7 @@ class ProviderKubernetes:
 
         def ready() -> bool:
             plane.processes.check_alive()
-            try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{health_port}/readyz", timeout=5
-                ) as answer:
-                    return answer.status == 200
-            except OSError:
-                return False
+            return answers_ok(f"http://127.0.0.1:{health_port}/readyz")
 
         wait_for("provider-kubernetes /readyz", ready, STARTUP_SECONDS)
 
