@@ -8,6 +8,7 @@ import click
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging, runtime
 
+from function import server
 from function.runner import FunctionRunner
 
 MEGABYTE = 1024 * 1024
@@ -49,9 +50,7 @@ def cli(
         credentials = (
             None if insecure or not tls_certs_dir else runtime.load_credentials(tls_certs_dir)
         )
-        runtime.serve(
-            FunctionRunner(), address, creds=credentials, insecure=insecure, options=options
-        )
+        server.serve(FunctionRunner(), address, creds=credentials, options=options)
     except Exception as error:  # startup failures: report in one line and exit non-zero
         click.echo(f"function: cannot serve on {address}: {error}", err=True)
         sys.exit(1)

@@ -31,12 +31,11 @@ from function.shared.memo import (
     RecordingObserved,
     RecordingRequired,
     RecordingView,
-    Sources,
-    compile_reads,
     spec_digest,
 )
 from function.shared.observed import Observed, Required, View, struct_to_python
 from function.shared.outcome import Composite, Outcome, Severity
+from function.shared.replay import Sources, compile_reads
 from function.shared.validation import SpecProblems
 
 Core = Callable[[Composite, Observed, Required, StepInput], Outcome]
@@ -64,9 +63,20 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     async def RunFunction(  # noqa: N802 - the gRPC method name
         self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
     ) -> fnv1.RunFunctionResponse:
-        rsp = response.to(req)
+        """The answer as a message (the v1beta1 adapter and in-process callers)."""
+        rsp: fnv1.RunFunctionResponse = fnv1.RunFunctionResponse.FromString(self.reply(req))
+        return rsp
+
+    async def run_function_wire(
+        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+    ) -> bytes:
+        """The answer serialized, as the v1 service sends it (function/server.py)."""
+        return self.reply(req)
+
+    def reply(self, req: fnv1.RunFunctionRequest) -> bytes:
+        """req's answer, serialized."""
         try:
-            resources, results = answer(req, rsp)
+            wire, resources, results = answer(req)
         except Exception as error:  # a reconcile must always get an answer
             # Neither the exception's text nor its frames' locals (which the SDK's JSON logger
             # would print) are safe: either can hold the org token. Type and location only.
@@ -85,34 +95,35 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             # Nothing half-written may go out with the FATAL.
             rsp = response.to(req)
             write(outcome, rsp)
-            resources, results = 0, 1
+            wire, resources, results = rsp.SerializeToString(), 0, 1
         self.log.debug("composed", tag=req.meta.tag, resources=resources, results=results)
-        return rsp
+        return wire
 
 
 # The last answer per XR: a converged reconcile whose reads all replay is answered from it.
 _MEMO = Memo(MEMO_BYTES)
 
 
-def answer(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> tuple[int, int]:
-    """Write req's answer into rsp (made by response.to); (resources, results) for the log.
+def answer(req: fnv1.RunFunctionRequest) -> tuple[bytes, int, int]:
+    """req's answer serialized, and (resources, results) for the log.
 
     The memo answers when the XR's spec, the step input and every value the core read last time
-    are unchanged. Only answers that compose none of the keys an earlier pipeline step composed
-    are memoised: merging recorded bytes over those would replace their fields rather than
-    merge into them, as write() does.
+    are unchanged: the recorded fields are appended to the serialized `response.to(req)`, which
+    protobuf parses exactly as merging them into it. Only answers that compose none of the keys
+    an earlier pipeline step composed are memoised: merging recorded bytes over those would
+    replace their fields rather than merge into them, as write() does.
     """
     call = prepare(req)
     if isinstance(call, Outcome):
+        rsp = response.to(req)
         write(call, rsp)
-        return len(call.resources), len(call.results)
+        return rsp.SerializeToString(), len(call.resources), len(call.results)
     sources = Sources(req.observed.resources, call.composite.status, call.required)
     spec_key = call.composite.spec_key
     if spec_key is not None:
         entry = _MEMO.lookup(call.identity, call.core, spec_key, call.config, sources)
         if entry is not None and entry.keys.isdisjoint(req.desired.resources):
-            rsp.MergeFromString(entry.unpacked())
-            return entry.counts
+            return response.to(req).SerializeToString() + entry.unpacked(), *entry.counts
     recorder = Recorder()
     composite = call.composite
     composite.status = RecordingView(
@@ -127,14 +138,14 @@ def answer(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> tuple
         call.config,
     )
     keys = frozenset(outcome.resources)
+    counts = (len(outcome.resources), len(outcome.results))
     if spec_key is None or outcome.fatal is not None or not keys.isdisjoint(req.desired.resources):
+        rsp = response.to(req)
         write(outcome, rsp)
-        return len(outcome.resources), len(outcome.results)
+        return rsp.SerializeToString(), *counts
     written = fnv1.RunFunctionResponse()
     write(outcome, written)
     blob = written.SerializeToString()
-    rsp.MergeFromString(blob)
-    counts = (len(outcome.resources), len(outcome.results))
     plan, wants = compile_reads(recorder.reads)
     packed, dictionary = _MEMO.pack(call.core, blob)
     _MEMO.remember(
@@ -151,7 +162,7 @@ def answer(req: fnv1.RunFunctionRequest, rsp: fnv1.RunFunctionResponse) -> tuple
             counts,
         ),
     )
-    return counts
+    return response.to(req).SerializeToString() + blob, *counts
 
 
 @dataclasses.dataclass(slots=True)

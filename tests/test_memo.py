@@ -102,9 +102,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counting]:
 
 
 def answered(req: fnv1.RunFunctionRequest) -> bytes:
-    rsp = response.to(req)
-    runner.answer(req, rsp)
-    return rsp.SerializeToString(deterministic=True)
+    """The answer as sent, parsed as Crossplane parses it, in canonical bytes."""
+    wire, _, _ = runner.answer(req)
+    return fnv1.RunFunctionResponse.FromString(wire).SerializeToString(deterministic=True)
 
 
 def composed_afresh(req: fnv1.RunFunctionRequest) -> bytes:

@@ -16,25 +16,29 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import sys
 import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
-from function.shared.cache import LRU, PARSED_BYTES_PER_KEY_BYTE, content_key
-from function.shared.observed import ABSENT, Observed, View
-
-# Where a read came from: ("observed", key), ("status",) or ("required", name, index).
-Source = tuple[str | int, ...]
-# One read: its source, the path of the View it was made on, the accessor, its arguments and
-# what it returned.
-Read = tuple[Source, tuple[str | int, ...], str, tuple[Any, ...], Any]
-# Reads of the required resources' presence: requirement name -> None (unresolved) or count.
-_REQUIRED_COUNT = "required-count"
-_OBSERVED_KEYS = "observed-keys"
+from function.shared.cache import LRU
+from function.shared.observed import Observed, View
+from function.shared.replay import (
+    CONDITION,
+    GET,
+    HAS,
+    IS_OBJECT,
+    OBSERVED_KEYS,
+    REQUIRED_COUNT,
+    STRING,
+    Plan,
+    Read,
+    Source,
+    Sources,
+    SubtreeDigest,
+    is_subtree,
+)
 
 # The memo holds one entry per XR. Bounded by memory: an entry costs its packed response (under
 # 1 KiB for an 8-pool XR) plus the results its reads want (about 4 KiB counted), so 32 MiB hold
@@ -58,7 +62,8 @@ class Recorder:
 
 
 class RecordingView(View):
-    """A View that records every read made through it (and through views derived from it)."""
+    """A View that records every read made through it (and through views derived from it), by
+    its whole path from the object's root."""
 
     __slots__ = ("_path", "_recorder", "_source")
 
@@ -72,32 +77,48 @@ class RecordingView(View):
         super().__init__(struct)
         self._recorder, self._source, self._path = recorder, source, path
 
-    def _record(self, accessor: str, args: tuple[Any, ...], result: Any) -> Any:
-        self._recorder.reads.append((self._source, self._path, accessor, args, result))
+    def _record(self, path: tuple[str | int, ...], check: str, extra: Any, result: Any) -> Any:
+        if path or check in (IS_OBJECT, CONDITION):
+            self._recorder.reads.append((self._source, self._path + path, check, extra, result))
+        # else: View answers an empty path as missing, whatever the object holds.
         return result
 
     @property
     def exists(self) -> bool:
-        return bool(self._record("exists", (), View.exists.fget(self)))  # type: ignore[attr-defined]
+        return bool(self._record((), IS_OBJECT, None, View.exists.fget(self)))  # type: ignore[attr-defined]
 
     def get(self, *path: str | int, default: Any = None) -> Any:
-        return self._record("get", (*path, default), View.get(self, *path, default=default))
+        result = View.get(self, *path, default=default)
+        value = self._value(path)
+        # An object or list read whole is replayed as the digest of its serialization.
+        seen = (
+            SubtreeDigest.of(value)
+            if isinstance(value, structpb.Value) and is_subtree(value)
+            else result
+        )
+        self._record(path, GET, default, seen)
+        return result
 
     def string(self, *path: str | int) -> str | None:
-        result: str | None = self._record("string", path, View.string(self, *path))
+        result: str | None = self._record(path, STRING, None, View.string(self, *path))
         return result
 
     def has(self, *path: str | int) -> bool:
-        return bool(self._record("has", path, View.has(self, *path)))
+        return bool(self._record(path, HAS, None, View.has(self, *path)))
 
     def condition_status(self, condition_type: str) -> str:
         result: str = self._record(
-            "condition_status", (condition_type,), View.condition_status(self, condition_type)
+            ("status", "conditions"),
+            CONDITION,
+            condition_type,
+            View.condition_status(self, condition_type),
         )
         return result
 
     def child(self, *path: str | int) -> View:
         plain = View.child(self, *path)
+        if not path:
+            return plain  # always absent: nothing read through it depends on the request
         return RecordingView(plain._struct, self._recorder, self._source, self._path + path)
 
 
@@ -116,7 +137,7 @@ class RecordingObserved(Observed):
 
     def keys(self) -> Iterator[str]:
         keys = tuple(sorted(self._resources))
-        self._recorder.reads.append(((_OBSERVED_KEYS,), (), _OBSERVED_KEYS, (), keys))
+        self._recorder.reads.append(((OBSERVED_KEYS,), (), OBSERVED_KEYS, None, keys))
         return iter(keys)
 
 
@@ -128,7 +149,8 @@ class RecordingRequired(Mapping[str, "list[View] | None"]):
 
     def __getitem__(self, name: str) -> list[View] | None:
         items = self._required.get(name)
-        self._recorder.reads.append(((_REQUIRED_COUNT,), (), name, (), _count(items)))
+        count = None if items is None else len(items)
+        self._recorder.reads.append(((REQUIRED_COUNT,), (), REQUIRED_COUNT, name, count))
         if name not in self._required:
             raise KeyError(name)
         if items is None:
@@ -143,118 +165,6 @@ class RecordingRequired(Mapping[str, "list[View] | None"]):
 
     def __len__(self) -> int:
         return len(self._required)
-
-
-def _count(items: list[View] | None) -> int | None:
-    """None: unresolved (or never asked for); otherwise how many objects matched."""
-    return None if items is None else len(items)
-
-
-# A read compiled for replay: the whole path from its source's root, the accessor and its extra
-# argument (a default or a condition type).
-Check = tuple[tuple[str | int, ...], str, Any]
-# Checks grouped by the object they read: (source, checks), in the order of first read. XRs of
-# the same shape (a fleet's) read the same plan: it is kept once and shared.
-Plan = tuple[tuple[Source, tuple[Check, ...]], ...]
-# Short strings recur across every XR of a fleet ("True", instance types): one copy of each.
-_INTERNED_LENGTH = 64
-# Distinct plans are a few per kind and spec shape, each a few KiB.
-_PLANS: LRU[Plan] = LRU(2 * 1024 * 1024, cost=lambda key, _: len(key) * PARSED_BYTES_PER_KEY_BYTE)
-
-
-class _Digest(bytes):
-    """A long string read, kept as its 16-byte BLAKE2b digest: equal digests are equal text in
-    any practice, and a recorded kubeconfig or Secret value need not stay in memory."""
-
-    @classmethod
-    def of(cls, text: str) -> _Digest:
-        return cls(hashlib.blake2b(text.encode(), digest_size=16).digest())
-
-
-def compile_reads(reads: list[Read]) -> tuple[Plan, tuple[Any, ...]]:
-    """The reads as a plan (checks grouped by source, shared between XRs that read alike) and
-    the results each check must give again, in plan order."""
-    grouped: dict[Source, list[tuple[Check, Any]]] = {}
-    for source, prefix, accessor, args, result in reads:
-        want = result
-        if isinstance(want, str):
-            # Long values (a kubeconfig, Secret data) are kept as a digest, short ones once.
-            want = sys.intern(want) if len(want) <= _INTERNED_LENGTH else _Digest.of(want)
-        checks = grouped.setdefault(source, [])
-        if source[0] in (_REQUIRED_COUNT, _OBSERVED_KEYS):
-            checks.append((((), accessor, None), want))
-        elif accessor == "get":
-            checks.append((((*prefix, *args[:-1]), accessor, args[-1]), want))
-        elif accessor == "condition_status":
-            checks.append(((prefix, accessor, args[0]), want))
-        else:
-            checks.append((((*prefix, *args), accessor, None), want))
-    plan = tuple((source, tuple(c for c, _ in checks)) for source, checks in grouped.items())
-    wants = tuple(want for checks in grouped.values() for _, want in checks)
-    key = content_key(plan)
-    shared = _PLANS.get(key) if key is not None else None
-    if shared is None:
-        if key is not None:
-            _PLANS.put(key, plan)
-        shared = plan
-    return shared, wants
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Sources:
-    """Where replayed reads look in the new request."""
-
-    observed: Mapping[str, fnv1.Resource]  # the request's observed resources, as sent
-    status: View
-    required: Mapping[str, list[View] | None]
-
-    def view(self, source: Source) -> View:
-        kind = source[0]
-        if kind == "observed":
-            resource = self.observed.get(str(source[1]))
-            return View(resource.resource) if resource is not None else ABSENT
-        if kind == "status":
-            return self.status
-        items = self.required.get(str(source[1]))
-        index = int(source[2])
-        return items[index] if items is not None and index < len(items) else ABSENT
-
-    def replays(self, plan: Plan, wants: tuple[Any, ...]) -> bool:
-        """Whether every check of plan gives the result in wants, in order."""
-        index = 0
-        for source, checks in plan:
-            kind = source[0]
-            if kind == _REQUIRED_COUNT:
-                for _, name, _ in checks:
-                    if _count(self.required.get(name)) != wants[index]:
-                        return False
-                    index += 1
-                continue
-            if kind == _OBSERVED_KEYS:
-                if tuple(sorted(self.observed)) != wants[index]:
-                    return False
-                index += 1
-                continue
-            view = self.view(source)
-            for path, accessor, extra in checks:
-                want = wants[index]
-                index += 1
-                if accessor == "string":
-                    got: Any = view.string(*path)
-                elif accessor == "condition_status":
-                    got = (view.child(*path) if path else view).condition_status(extra)
-                elif accessor == "exists":
-                    got = (view.child(*path) if path else view).exists
-                elif accessor == "has":
-                    got = view.has(*path)
-                else:
-                    got = view.get(*path, default=extra)
-                if isinstance(want, _Digest):
-                    if not isinstance(got, str) or _Digest.of(got) != want:
-                        return False
-                elif got != want:
-                    return False
-        return True
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -279,7 +189,7 @@ class Entry:
         """Bytes it holds, about: its response and the results its checks want (the plan and
         the dictionary are shared)."""
         wants = sum(
-            _WANT_BYTES + (len(repr(want)) if isinstance(want, dict | list | str) else 0)
+            _WANT_BYTES + (len(repr(want)) if isinstance(want, str | bytes | tuple) else 0)
             for want in self.wants
         )
         return len(self.response) + len(self.spec_digest) + wants

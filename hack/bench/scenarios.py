@@ -25,7 +25,6 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
@@ -261,9 +260,8 @@ class Scenario:
 
 def runner_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     """What the servicer answers (its memo included), without gRPC."""
-    rsp = response.to(req)
-    runner.answer(req, rsp)
-    return rsp
+    wire, _, _ = runner.answer(req)
+    return fnv1.RunFunctionResponse.FromString(wire)
 
 
 def check_response(scenario: Scenario, rsp: fnv1.RunFunctionResponse, where: str) -> None:

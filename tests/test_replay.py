@@ -1,0 +1,137 @@
+"""A compiled plan replays exactly what re-running the same reads through View would give.
+
+The memo answers from an XR's last response whenever the plan holds, so a plan that held where
+View would read something else would send a stale answer. Hypothesis draws two objects that
+share most of their shape and a core's worth of reads; the plan recorded on the first must hold
+on the second exactly when every read gives the same result on both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from google.protobuf import struct_pb2 as structpb
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from function.shared.memo import Recorder, RecordingView
+from function.shared.observed import View
+from function.shared.replay import Sources, compile_reads
+
+NAMES = ["spec", "status", "conditions", "atProvider", "id", "manifest", "type", "status"]
+LONG = "k" * 80  # kept as a digest, not as text
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from(["", "True", "False", "Ready", "Synced", LONG, LONG + "x"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(NAMES), inner, max_size=4),
+    ),
+    max_leaves=12,
+)
+objects = st.dictionaries(st.sampled_from(NAMES), values, max_size=5)
+paths = st.lists(st.one_of(st.sampled_from(NAMES), st.integers(-1, 2)), max_size=4).map(tuple)
+# (accessor, child path, path or condition type, default)
+reads = st.lists(
+    st.tuples(
+        st.sampled_from(["string", "has", "get", "exists", "condition_status"]),
+        paths,
+        st.one_of(paths, st.sampled_from(["Ready", "Synced"])),
+        st.sampled_from([None, "fallback", 0]),
+    ),
+    max_size=12,
+)
+
+
+def run_reads(view: View, script: list[tuple[str, Any, Any, Any]]) -> list[Any]:
+    """What a core reading script through view would see."""
+    seen: list[Any] = []
+    for accessor, child_path, arg, default in script:
+        target = view.child(*child_path) if child_path else view
+        if accessor == "string":
+            seen.append(target.string(*arg) if isinstance(arg, tuple) else None)
+        elif accessor == "has":
+            seen.append(target.has(*arg) if isinstance(arg, tuple) else None)
+        elif accessor == "get":
+            seen.append(target.get(*arg, default=default) if isinstance(arg, tuple) else None)
+        elif accessor == "exists":
+            seen.append(target.exists)
+        else:
+            seen.append(target.condition_status(arg) if isinstance(arg, str) else None)
+    return seen
+
+
+def struct(data: dict[str, Any] | None) -> structpb.Struct | None:
+    return View.from_dict(data)._struct if data is not None else None
+
+
+def replays_on(
+    first: dict[str, Any] | None, second: dict[str, Any] | None, script: Any
+) -> tuple[bool, bool]:
+    """(whether the plan recorded on first holds on second, whether View reads alike)."""
+    recorder = Recorder()
+    run_reads(RecordingView(struct(first), recorder, ("status",)), script)
+    plan, wants = compile_reads(recorder.reads)
+    holds = Sources({}, View(struct(second)), {}).replays(plan, wants)
+    alike = run_reads(View(struct(first)), script) == run_reads(View(struct(second)), script)
+    return holds, alike
+
+
+@settings(max_examples=400, deadline=None)
+@given(first=objects, second=objects, script=reads)
+def test_plan_holds_exactly_when_view_reads_alike(
+    first: dict[str, Any], second: dict[str, Any], script: Any
+) -> None:
+    holds, alike = replays_on(first, second, script)
+    assert holds == alike
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=objects, script=reads)
+def test_plan_holds_on_the_object_it_was_recorded_on(first: dict[str, Any], script: Any) -> None:
+    assert replays_on(first, first, script) == (True, True)
+
+
+CONDITIONS = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+
+# (first, second, reads, whether the plan holds): the edges a generator finds rarely.
+EDGES = [
+    (CONDITIONS, None, [("exists", (), (), None)], False),
+    (None, None, [("string", (), ("spec",), None)], True),
+    (CONDITIONS, {"status": {"conditions": []}}, [("condition_status", (), "Ready", None)], False),
+    (
+        CONDITIONS,
+        {"status": {"conditions": [{"type": "Ready", "status": "Maybe"}]}},
+        [("condition_status", (), "Synced", None)],
+        True,
+    ),
+    (
+        {"spec": {"id": LONG}},
+        {"spec": {"id": LONG + "x"}},
+        [("string", (), ("spec", "id"), 0)],
+        False,
+    ),
+    ({"spec": {"id": [1, 2]}}, {"spec": {"id": [1, 2.0]}}, [("get", (), ("spec", "id"), 0)], True),
+    ({"spec": {"id": [1, 2]}}, {"spec": {"id": [2, 1]}}, [("get", (), ("spec", "id"), 0)], False),
+    ({"spec": {"id": None}}, {"spec": {}}, [("get", ("spec",), ("id",), "fallback")], True),
+    ({"spec": {"id": None}}, {"spec": {}}, [("has", ("spec",), ("id",), None)], True),
+    ({"spec": {"id": ""}}, {"spec": {}}, [("has", (), ("spec", "id"), None)], False),
+    (
+        {"spec": {"id": [{"a": 1}]}},
+        {"spec": {"id": [{"a": 2}]}},
+        [("get", (), ("spec", "id", 0, "a"), 0)],
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second", "script", "holds"), EDGES)
+def test_plan_edges(first: Any, second: Any, script: Any, holds: bool) -> None:
+    assert replays_on(first, second, script) == (holds, holds)
