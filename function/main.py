@@ -50,7 +50,7 @@ def cli(
         credentials = (
             None if insecure or not tls_certs_dir else runtime.load_credentials(tls_certs_dir)
         )
-        server.serve(FunctionRunner(), address, creds=credentials, options=options)
+        server.serve(FunctionRunner(log_calls=debug), address, creds=credentials, options=options)
     except Exception as error:  # startup failures: report in one line and exit non-zero
         click.echo(f"function: cannot serve on {address}: {error}", err=True)
         sys.exit(1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from crossplane.function import logging, resource, response
@@ -27,6 +27,7 @@ from function.shared.memo import (
     MEMO_BYTES,
     Entry,
     Memo,
+    Pass,
     Recorder,
     RecordingObserved,
     RecordingRequired,
@@ -56,9 +57,20 @@ _REPORT = {
 }
 
 
+class Answer(NamedTuple):
+    wire: bytes  # the response, serialized
+    resources: int  # desired resources it carries
+    results: int
+    memoised: bool  # answered from the XR's previous answer
+
+
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
-    def __init__(self) -> None:
+    def __init__(self, log_calls: bool = False) -> None:
         self.log = logging.get_logger()
+        # One debug line per call (--debug): which XR, which required resources came with the
+        # request, whether the memo answered. Built only when asked for: it costs more than a
+        # memoised answer's replay of a small object.
+        self.log_calls = log_calls
 
     async def RunFunction(  # noqa: N802 - the gRPC method name
         self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
@@ -76,7 +88,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
     def reply(self, req: fnv1.RunFunctionRequest) -> bytes:
         """req's answer, serialized."""
         try:
-            wire, resources, results = answer(req)
+            done = answer(req)
         except Exception as error:  # a reconcile must always get an answer
             # Neither the exception's text nor its frames' locals (which the SDK's JSON logger
             # would print) are safe: either can hold the org token. Type and location only.
@@ -95,17 +107,35 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             # Nothing half-written may go out with the FATAL.
             rsp = response.to(req)
             write(outcome, rsp)
-            wire, resources, results = rsp.SerializeToString(), 0, 1
-        self.log.debug("composed", tag=req.meta.tag, resources=resources, results=results)
-        return wire
+            done = Answer(rsp.SerializeToString(), 0, 1, memoised=False)
+        if self.log_calls:
+            self.log.debug(
+                "composed",
+                xr=describe_xr(req),
+                required=",".join(sorted(req.required_resources)) or "-",
+                memo="hit" if done.memoised else "miss",
+                resources=done.resources,
+                results=done.results,
+                tag=req.meta.tag,
+            )
+        return done.wire
+
+
+def describe_xr(req: fnv1.RunFunctionRequest) -> str:
+    """kind/namespace/name of the request's XR, for the log (no spaces: one token)."""
+    xr = View(req.observed.composite.resource)
+    return "/".join(
+        xr.string(*path) or "-"
+        for path in (("kind",), ("metadata", "namespace"), ("metadata", "name"))
+    )
 
 
 # The last answer per XR: a converged reconcile whose reads all replay is answered from it.
 _MEMO = Memo(MEMO_BYTES)
 
 
-def answer(req: fnv1.RunFunctionRequest) -> tuple[bytes, int, int]:
-    """req's answer serialized, and (resources, results) for the log.
+def answer(req: fnv1.RunFunctionRequest) -> Answer:
+    """req's answer, serialized.
 
     The memo answers when the XR's spec, the step input and every value the core read last time
     are unchanged: the recorded fields are appended to the serialized `response.to(req)`, which
@@ -117,13 +147,14 @@ def answer(req: fnv1.RunFunctionRequest) -> tuple[bytes, int, int]:
     if isinstance(call, Outcome):
         rsp = response.to(req)
         write(call, rsp)
-        return rsp.SerializeToString(), len(call.resources), len(call.results)
+        return Answer(rsp.SerializeToString(), len(call.resources), len(call.results), False)
     sources = Sources(req.observed.resources, call.composite.status, call.required)
     spec_key = call.composite.spec_key
     if spec_key is not None:
-        entry = _MEMO.lookup(call.identity, call.core, spec_key, call.config, sources)
+        entry = _MEMO.lookup(call.memo_pass, call.core, spec_key, call.config, sources)
         if entry is not None and entry.keys.isdisjoint(req.desired.resources):
-            return response.to(req).SerializeToString() + entry.unpacked(), *entry.counts
+            wire = response.to(req).SerializeToString() + entry.unpacked()
+            return Answer(wire, *entry.counts, memoised=True)
     recorder = Recorder()
     composite = call.composite
     composite.status = RecordingView(
@@ -142,14 +173,14 @@ def answer(req: fnv1.RunFunctionRequest) -> tuple[bytes, int, int]:
     if spec_key is None or outcome.fatal is not None or not keys.isdisjoint(req.desired.resources):
         rsp = response.to(req)
         write(outcome, rsp)
-        return rsp.SerializeToString(), *counts
+        return Answer(rsp.SerializeToString(), *counts, memoised=False)
     written = fnv1.RunFunctionResponse()
     write(outcome, written)
     blob = written.SerializeToString()
     plan, wants = compile_reads(recorder.reads)
     packed, dictionary = _MEMO.pack(call.core, blob)
     _MEMO.remember(
-        call.identity,
+        call.memo_pass,
         Entry(
             call.core,
             spec_digest(spec_key),
@@ -162,7 +193,7 @@ def answer(req: fnv1.RunFunctionRequest) -> tuple[bytes, int, int]:
             counts,
         ),
     )
-    return response.to(req).SerializeToString() + blob, *counts
+    return Answer(response.to(req).SerializeToString() + blob, *counts, memoised=False)
 
 
 @dataclasses.dataclass(slots=True)
@@ -170,7 +201,7 @@ class Call:
     """A request decoded for a core: which core, and what it reads."""
 
     core: Core
-    identity: tuple[str, str, str, str]  # apiVersion, kind, namespace, name
+    memo_pass: Pass  # the XR, and which required resources this pass of the loop carries
     composite: Composite
     resources: Any  # req.observed.resources: a protobuf map of Resource messages
     required: dict[str, list[View] | None]
@@ -252,7 +283,7 @@ def prepare(req: fnv1.RunFunctionRequest) -> Call | Outcome:
     }
     return Call(
         core,
-        (api_version, kind, namespace, name),
+        (api_version, kind, namespace, name, ",".join(sorted(req.required_resources))),
         composite,
         req.observed.resources,
         required,

@@ -103,7 +103,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counting]:
 
 def answered(req: fnv1.RunFunctionRequest) -> bytes:
     """The answer as sent, parsed as Crossplane parses it, in canonical bytes."""
-    wire, _, _ = runner.answer(req)
+    wire = runner.answer(req).wire
     return fnv1.RunFunctionResponse.FromString(wire).SerializeToString(deterministic=True)
 
 
@@ -232,6 +232,30 @@ def test_memo_leaves_keys_an_earlier_step_composed_to_write(
     memo_answer = answered(req)
     assert counted["CoreWeaveCluster"].runs == runs + 1
     assert memo_answer == composed_afresh(req)
+
+
+@pytest.mark.parametrize(
+    ("kind", "passes"), [("CoreWeaveCluster", [2, 2, 2]), ("CivoCluster", [1, 1, 1])]
+)
+def test_every_pass_of_a_converged_reconcile_is_memoised(
+    counted: dict[str, Counting], kind: str, passes: list[int]
+) -> None:
+    """Crossplane calls once per pass of its requirements loop; each pass has its own entry, so
+    a converged reconcile runs no core at all, however many passes it takes."""
+    xr, observed, _ = converged_coreweave() if kind == "CoreWeaveCluster" else converged_civo()
+    world = World(xr)
+    world.observed = observed
+    world.cluster_objects = (
+        [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
+        if kind == "CoreWeaveCluster"
+        else [civo_connection_secret()]
+    )
+    first = world.reconcile()
+    runs = counted[kind].runs
+    answers = [world.reconcile() for _ in passes]
+    assert world.calls[1:] == passes
+    assert counted[kind].runs == runs
+    assert all(a == first for a in answers)
 
 
 def test_memo_of_another_xr_is_not_used(counted: dict[str, Counting]) -> None:

@@ -19,6 +19,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
+from tests.e2e.harness.calls import read_calls
 from tests.support import ORG_TOKEN, coreweave_xr, free_port, request, token_forms
 from tests.test_coreweave import CREDENTIALS, cluster_up
 
@@ -124,6 +125,30 @@ def test_token_only_in_the_kubeconfig_secret_even_at_debug() -> None:
         for form in token_forms(ORG_TOKEN):
             assert form not in text
     assert responses[2].results[0].severity == fnv1.SEVERITY_FATAL
+
+
+def test_debug_logs_one_line_per_call_naming_the_xr_its_pass_and_the_memo(
+    tmp_path: Path,
+) -> None:
+    first_pass = request(coreweave_xr(), cluster_up())
+    final_pass = request(coreweave_xr(), cluster_up(), CREDENTIALS)
+    with serving("--insecure", "--debug") as (address, process):
+        with grpc.insecure_channel(address) as channel:
+            stub = grpcv1.FunctionRunnerServiceStub(channel)
+            for req in (first_pass, final_pass, first_pass, final_pass):
+                stub.RunFunction(req, timeout=10)
+        process.terminate()
+        log = tmp_path / "function.log"
+        log.write_bytes(process.communicate(timeout=10)[0])
+
+    xr = "CoreWeaveCluster/ml-team/inference-east"
+    both = ("coreweave-credentials", "coreweave-providerconfig")
+    assert [(c.xr, c.required, c.memoised) for c in read_calls(log)] == [
+        (xr, (), False),
+        (xr, both, False),
+        (xr, (), True),
+        (xr, both, True),
+    ]
 
 
 @pytest.mark.parametrize("version", ["v1", "v1beta1"])

@@ -52,6 +52,13 @@ _DICTIONARY_BYTES = 32 * 1024
 _WANT_BYTES = 64
 
 
+# One pass of an XR's reconcile: apiVersion, kind, namespace, name, and the names of the
+# required resources the request carries. Crossplane calls a function once per pass of its
+# requirements loop (a converged CoreWeaveCluster: a first pass without the credentials, a
+# second with them); each pass is answered from its own entry, or they would evict each other.
+Pass = tuple[str, str, str, str, str]
+
+
 class Recorder:
     """The reads one core run made, in order."""
 
@@ -196,7 +203,7 @@ class Entry:
 
 
 class Memo:
-    """The last answer per XR, bounded by memory."""
+    """The last answer per XR and pass of the requirements loop, bounded by memory."""
 
     def __init__(self, max_bytes: int) -> None:
         self._entries: LRU[Entry] = LRU(max_bytes, cost=lambda key, entry: len(key) + entry.size)
@@ -220,7 +227,7 @@ class Memo:
 
     def lookup(
         self,
-        xr: tuple[str, str, str, str],
+        xr: Pass,
         core: object,
         spec_key: bytes,
         config: object,
@@ -237,7 +244,7 @@ class Memo:
             return None
         return entry if new.replays(entry.plan, entry.wants) else None
 
-    def remember(self, xr: tuple[str, str, str, str], entry: Entry) -> None:
+    def remember(self, xr: Pass, entry: Entry) -> None:
         self._entries.put(_key(xr), entry)
 
     def __len__(self) -> int:
@@ -250,5 +257,5 @@ def spec_digest(spec_key: bytes) -> bytes:
     return hashlib.blake2b(spec_key, digest_size=16).digest()
 
 
-def _key(xr: tuple[str, str, str, str]) -> bytes:
+def _key(xr: Pass) -> bytes:
     return "\x00".join(xr).encode()

@@ -268,7 +268,6 @@ class Report:
                     fmt(ip.to, 1),
                     fmt(ip.encode, 0),
                     fmt(ip.servicer, 0),
-                    fmt(ip.log_debug, 1),
                 ]
             )
         return table(
@@ -280,8 +279,7 @@ class Report:
                 "run + write",
                 "response.to",
                 "encode response",
-                "RunFunction coroutine",
-                "log.debug at INFO",
+                "servicer coroutine (bytes sent)",
             ],
             rows,
         )

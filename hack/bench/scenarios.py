@@ -260,7 +260,7 @@ class Scenario:
 
 def runner_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     """What the servicer answers (its memo included), without gRPC."""
-    wire, _, _ = runner.answer(req)
+    wire = runner.answer(req).wire
     return fnv1.RunFunctionResponse.FromString(wire)
 
 

@@ -19,9 +19,9 @@ from .harness.controlplane import CROSSPLANE_NAMESPACE
 from .harness.kube import ApiError, condition, is_true, wait_for
 from .harness.stages import (
     CONVERGE_SECONDS,
+    converged_idle_window,
     get_xr,
     same_objects,
-    settle_and_measure_idle,
     wait_ready,
 )
 from .harness.suite import Suite
@@ -132,14 +132,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
             assert clone.get(field) == original.get(field), field
 
         # --- converged: nothing changes any more ----------------------------------------------
-        log.begin(name, "converged (idle window)")
-        idle_changes, breaker_events = settle_and_measure_idle(
-            api, log, XR_KIND, name, namespace, COMPOSED
-        )
-        suite.notes.append(
-            f"{name}: idle window: {len(idle_changes)} changes, {breaker_events} breaker events"
-        )
-        assert not idle_changes, f"changes after convergence (hot loop?): {idle_changes}"
+        converged_idle_window(suite, XR_KIND, name, namespace, COMPOSED, calls_per_reconcile=2)
 
         # --- ready flap: the cluster reports Unavailable for a while --------------------------
         log.begin(name, "ready-flap")

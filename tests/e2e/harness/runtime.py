@@ -27,6 +27,9 @@ FUNCTION_NAME = "function-inference-clusters"
 # The package `make xpkg` (issue 12) builds, runtime image embedded; used when present.
 MAKE_XPKG_OUTPUT = Path("build") / f"{FUNCTION_NAME}.xpkg"
 TLS_SECRET = f"{FUNCTION_NAME}-tls-server"
+# A name tests/e2e/test_replicas.py resolves to several function processes; the server
+# certificate carries it, as a runtime's carries its Service's name.
+REPLICAS_HOST = "fic-function.e2e.test"
 # Pulling and unpacking a package from a local registry takes seconds; this is for a slow VM.
 INSTALL_SECONDS = 300
 
@@ -77,6 +80,8 @@ class FunctionRuntime:
         self.repo = repo
         self.port = 0
         self.reference = ""
+        # The function runs at --debug: one line per call (tests/e2e/harness/calls.py).
+        self.function_log = plane.processes.log_dir / "function.log"
 
     def install(self) -> None:
         plane = self.plane
@@ -99,6 +104,47 @@ class FunctionRuntime:
             interval=1,
         )
 
+    @property
+    def endpoint(self) -> str:
+        """Where the runtime serves the function: the process install() started."""
+        return f"dns:///127.0.0.1:{self.port}"
+
+    def function_argv(self, address: str) -> list[str]:
+        """The function as the runtime runs it: mTLS with the runtime's certificate, --debug."""
+        certs = self.plane.work / "function-tls"
+        return [
+            str(Path(sys.executable).parent / "function"),
+            f"--tls-certs-dir={certs}",
+            f"--address={address}",
+            "--debug",
+        ]
+
+    def point_at(self, endpoint: str) -> None:
+        """Sets the active revision's status.endpoint, the target Crossplane dials: a changed
+        target makes Crossplane close its connection and dial the new one on the next call."""
+
+        def patched() -> bool:
+            revision = self._active_revision()
+            assert revision is not None, "no active FunctionRevision"
+            if revision.get("status", {}).get("endpoint") == endpoint:
+                return True
+            try:
+                self.plane.api.merge_patch(
+                    kinds.FUNCTION_REVISION,
+                    revision["metadata"]["name"],
+                    {
+                        "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
+                        "status": {"endpoint": endpoint},
+                    },
+                    subresource="status",
+                )
+            except ApiError as error:
+                if error.status != 409:
+                    raise
+            return False
+
+        wait_for(f"the FunctionRevision to point at {endpoint}", patched, 60, interval=1)
+
     def _active_revision(self) -> dict[str, Any] | None:
         revisions = self.plane.api.list(
             kinds.FUNCTION_REVISION, labels=f"pkg.crossplane.io/package={FUNCTION_NAME}"
@@ -109,7 +155,7 @@ class FunctionRuntime:
     def _write_tls_secret(self) -> None:
         root = self.plane.crossplane_root_ca
         assert root is not None
-        server = issue(root, FUNCTION_NAME, server=True, dns_names=(FUNCTION_NAME,))
+        server = issue(root, FUNCTION_NAME, server=True, dns_names=(FUNCTION_NAME, REPLICAS_HOST))
         self.plane.api.apply(
             kinds.SECRET,
             {
@@ -128,15 +174,8 @@ class FunctionRuntime:
 
     def _start_function(self) -> None:
         self.port = free_port()
-        certs = self.plane.work / "function-tls"
         self.plane.processes.start(
-            "function",
-            [
-                str(Path(sys.executable).parent / "function"),
-                f"--tls-certs-dir={certs}",
-                f"--address=127.0.0.1:{self.port}",
-            ],
-            cwd=self.repo,
+            "function", self.function_argv(f"127.0.0.1:{self.port}"), cwd=self.repo
         )
 
     def _assert_runtime_status(self, revision_name: str) -> bool:
@@ -164,10 +203,7 @@ class FunctionRuntime:
                 ),
             }
         )
-        wanted = {
-            "tlsServerSecretName": TLS_SECRET,
-            "endpoint": f"dns:///127.0.0.1:{self.port}",
-        }
+        wanted = {"tlsServerSecretName": TLS_SECRET, "endpoint": self.endpoint}
         runtime_healthy = any(
             c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
             for c in status.get("conditions", [])

@@ -3,12 +3,18 @@ was dropped or re-created, and measure churn once everything has settled."""
 
 from __future__ import annotations
 
+import datetime
 import time
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .calls import Reconciles, read_calls, reconciles_of
 from .kube import Kind, Kube, condition, is_true, wait_for
 from .watchlog import WatchLog, explain
 from .xr import Composed, composed
+
+if TYPE_CHECKING:
+    from .suite import Suite
 
 # Crossplane's watch circuit breaker holds an XR's reconciles for up to 5 minutes once open.
 CONVERGE_SECONDS = 600
@@ -53,10 +59,12 @@ def settle_and_measure_idle(
     name: str,
     namespace: str,
     composed_kinds: tuple[Kind, ...],
-) -> tuple[list[str], int]:
+    function_log: Path,
+) -> tuple[list[str], int, Reconciles]:
     """Waits until the XR and its composed resources stop changing, then watches them for a
     full reconcile period. Returns the real changes seen in it (none = no churn), described,
-    and how many events were only Crossplane's circuit breaker closing (Responsive=True)."""
+    how many events were only Crossplane's circuit breaker closing (Responsive=True), and the
+    function calls Crossplane made for the XR in the window."""
     wait_for(
         f"{name} and its composed resources to stop changing",
         lambda: time.monotonic() - log.last_change_at(name, kind.kind) > QUIET_SECONDS,
@@ -65,12 +73,48 @@ def settle_and_measure_idle(
     )
     before = composed(api, name, namespace, composed_kinds)
     start = time.monotonic()
+    window_start = datetime.datetime.now(datetime.UTC)
     # A measurement window, not a wait for a condition: it must last a whole reconcile period.
     while time.monotonic() - start < IDLE_WINDOW_SECONDS:
         time.sleep(1)
+    window_end = datetime.datetime.now(datetime.UTC)
     history = log.of(name, kind.kind)
     real, breaker = explain([c for c in history if c.at >= start], history)
     same_objects(before, composed(api, name, namespace, composed_kinds))
     assert is_true(get_xr(api, kind, name, namespace), "Ready")
     described = [f"{c.type} {c.kind}/{c.name} rv={c.resource_version} {c.conditions}" for c in real]
-    return described, len(breaker)
+    calls = reconciles_of(
+        read_calls(function_log), f"{kind.kind}/{namespace}/{name}", window_start, window_end
+    )
+    return described, len(breaker), calls
+
+
+def converged_idle_window(
+    suite: Suite,
+    kind: Kind,
+    name: str,
+    namespace: str,
+    composed_kinds: tuple[Kind, ...],
+    calls_per_reconcile: int,
+) -> None:
+    """The converged stage every lifecycle test has: once settled, a whole reconcile period in
+    which nothing changes, every reconcile takes at most calls_per_reconcile calls (what the
+    XR's requirements need), and the memo answers every call."""
+    suite.log.begin(name, "converged (idle window)")
+    changes, breaker_events, calls = settle_and_measure_idle(
+        suite.plane.api,
+        suite.log,
+        kind,
+        name,
+        namespace,
+        composed_kinds,
+        suite.runtime.function_log,
+    )
+    suite.notes.append(
+        f"{name}: idle window: {len(changes)} changes, {breaker_events} breaker events; {calls}"
+    )
+    assert not changes, f"changes after convergence (hot loop?): {changes}"
+    assert calls.reconciles >= 1, f"no reconcile of {name} in the idle window: {calls}"
+    # One more reconcile's calls than began in the window: one may have begun before it.
+    assert calls.calls <= calls_per_reconcile * (calls.reconciles + 1), calls
+    assert calls.memoised == calls.calls, f"a converged reconcile was composed afresh: {calls}"

@@ -1,0 +1,58 @@
+"""Two function processes behind one endpoint share Crossplane's calls.
+
+Crossplane v2.1 dials a function's endpoint with gRPC `round_robin` over every address its name
+resolves to, so replicas of the function (deploy/runtime-config.yaml) share the load. Here the
+endpoint's name resolves to two processes; a CivoCluster created while they serve must be
+composed by both, and its calls split between them.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from .harness import kinds
+from .harness.binaries import REPO
+from .harness.calls import read_calls
+from .harness.kube import wait_for
+from .harness.replicas import replicas
+from .harness.stages import CONVERGE_SECONDS
+from .harness.suite import Suite
+
+XR_FILE = REPO / "example" / "civo" / "xr.yaml"
+NAME = "replicas-check"
+# Enough calls on each process that round_robin, not chance, put them there.
+CALLS_EACH = 3
+
+
+def test_two_function_processes_share_one_endpoint(suite: Suite) -> None:
+    api = suite.plane.api
+    xr = yaml.safe_load(XR_FILE.read_text())
+    xr["metadata"]["name"] = NAME
+    namespace = xr["metadata"]["namespace"]
+    described = f"{kinds.CIVO_CLUSTER_XR.kind}/{namespace}/{NAME}"
+    with replicas(suite.runtime, 2) as serving:
+        api.apply(kinds.CIVO_CLUSTER_XR, xr)
+        try:
+
+            def calls_each() -> list[int] | None:
+                counts = [
+                    sum(1 for c in read_calls(log) if c.xr == described) for log in serving.logs
+                ]
+                return counts if min(counts) >= CALLS_EACH else None
+
+            counts = wait_for(
+                f"both replicas to serve {CALLS_EACH} calls for {NAME}",
+                calls_each,
+                CONVERGE_SECONDS,
+                interval=1,
+            )
+            suite.notes.append(f"{NAME}: calls per replica behind {serving.endpoint}: {counts}")
+        finally:
+            api.delete(kinds.CIVO_CLUSTER_XR, NAME, namespace)
+            wait_for(
+                f"{NAME} to be deleted",
+                lambda: api.get(kinds.CIVO_CLUSTER_XR, NAME, namespace) is None,
+                CONVERGE_SECONDS,
+            )
+    # Split evenly, give or take the calls in flight when the counts were read.
+    assert abs(counts[0] - counts[1]) <= max(2, sum(counts) // 4), counts
