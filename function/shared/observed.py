@@ -42,6 +42,24 @@ def struct_to_python(struct: structpb.Struct, exclude: str | None = None) -> dic
     return {k: _to_python(v) for k, v in struct.fields.items() if k != exclude}
 
 
+def condition_in(conditions: structpb.Value | None, condition_type: str) -> str:
+    """status of the named condition in a status.conditions list: "True", "False", or "Unknown"
+    when absent or garbled."""
+    if conditions is None or not conditions.HasField("list_value"):
+        return "Unknown"
+    for item in conditions.list_value.values:
+        if not item.HasField("struct_value"):
+            continue
+        fields = item.struct_value.fields
+        kind = fields.get("type")
+        if kind is None or kind.string_value != condition_type:
+            continue
+        status = fields.get("status")
+        value = status.string_value if status is not None else ""
+        return value if value in ("True", "False") else "Unknown"
+    return "Unknown"
+
+
 class View:
     """A path-addressable view of one observed object (or an absent one)."""
 
@@ -123,19 +141,9 @@ class View:
     def condition_status(self, condition_type: str) -> str:
         """status of the named condition: "True", "False" or "Unknown" when absent or garbled."""
         conditions = self._value(("status", "conditions"))
-        if not isinstance(conditions, structpb.Value) or not conditions.HasField("list_value"):
-            return "Unknown"
-        for item in conditions.list_value.values:
-            if not item.HasField("struct_value"):
-                continue
-            fields = item.struct_value.fields
-            kind = fields.get("type")
-            if kind is None or kind.string_value != condition_type:
-                continue
-            status = fields.get("status")
-            value = status.string_value if status is not None else ""
-            return value if value in ("True", "False") else "Unknown"
-        return "Unknown"
+        return condition_in(
+            conditions if isinstance(conditions, structpb.Value) else None, condition_type
+        )
 
     @property
     def ready(self) -> bool:

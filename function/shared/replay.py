@@ -23,7 +23,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import struct_pb2 as structpb
 
 from function.shared.cache import LRU, PARSED_BYTES_PER_KEY_BYTE, content_key
-from function.shared.observed import View, _to_python
+from function.shared.observed import View, _to_python, condition_in
 
 # Where a read came from: ("observed", key), ("status",) or ("required", name, index).
 Source = tuple[str | int, ...]
@@ -134,23 +134,6 @@ def compile_reads(reads: list[Read]) -> tuple[Plan, tuple[Any, ...]]:
     return shared, tuple(wants)
 
 
-def _condition(conditions: structpb.Value | None, condition_type: str) -> str:
-    """View.condition_status on an object whose status.conditions is `conditions`."""
-    if conditions is None or not conditions.HasField("list_value"):
-        return "Unknown"
-    for item in conditions.list_value.values:
-        if not item.HasField("struct_value"):
-            continue
-        fields = item.struct_value.fields
-        kind = fields.get("type")
-        if kind is None or kind.string_value != condition_type:
-            continue
-        status = fields.get("status")
-        value = status.string_value if status is not None else ""
-        return value if value in ("True", "False") else "Unknown"
-    return "Unknown"
-
-
 def _holds(value: structpb.Value | None, check: str, extra: Any, want: Any) -> bool:
     """Whether the check on the value at its path (None: nothing there) gives want."""
     got: Any
@@ -160,7 +143,7 @@ def _holds(value: structpb.Value | None, check: str, extra: Any, want: Any) -> b
             return got is not None and Digest.of(got) == want
         return bool(got == want)
     if check == CONDITION:
-        return bool(_condition(value, extra) == want)
+        return bool(condition_in(value, extra) == want)
     if check == HAS:
         return bool((value is not None and value.WhichOneof("kind") != "null_value") == want)
     if check == IS_OBJECT:

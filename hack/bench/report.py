@@ -298,7 +298,8 @@ class Report:
                 "### Memory by fleet size (VmHWM / VmRSS, read after each fleet size)\n\n"
                 + self.memory_table(),
                 f"### Whole converged reconciles through the requirements loop "
-                f"(fleet of {self.reconcile_fleet})\n\n" + self.reconcile_table(),
+                f"(fleet of {self.reconcile_fleet}; each XR reconciled once before, untimed)\n\n"
+                + self.reconcile_table(),
                 f"### {a.concurrency} concurrent callers (fleet of {self.concurrent_fleet}, "
                 f"{a.duration:g} s per server per XR, in {a.rounds} alternating slices)\n\n"
                 + self.concurrent_table(),
