@@ -85,9 +85,10 @@ class RecordingView(View):
         self._recorder, self._source, self._path = recorder, source, path
 
     def _record(self, path: tuple[str | int, ...], check: str, extra: Any, result: Any) -> Any:
-        if path or check in (IS_OBJECT, CONDITION):
+        if check in (IS_OBJECT, CONDITION) or (path and isinstance(path[0], str)):
             self._recorder.reads.append((self._source, self._path + path, check, extra, result))
-        # else: View answers an empty path as missing, whatever the object holds.
+        # else: a view (the object, or a child, which is one) answers an empty path, or one that
+        # starts with a list index, as missing whatever it holds: nothing to check again.
         return result
 
     @property
