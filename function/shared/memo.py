@@ -40,10 +40,12 @@ from function.shared.replay import (
     is_subtree,
 )
 
-# The memo holds one entry per XR. Bounded by memory: an entry costs its packed response (under
-# 1 KiB for an 8-pool XR) plus the results its reads want (about 4 KiB counted), so 32 MiB hold
-# about 6 000 converged 8-pool XRs (bench: 2 050 entries counted 10.4 MB).
-MEMO_BYTES = 32 * 1024 * 1024
+# The memo holds one entry per XR and pass. Bounded by memory: an entry costs its packed response
+# (under 1 KiB for an 8-pool XR) plus the results its checks want (about 3.5 KiB counted). Under
+# round_robin every replica sees every XR, so one replica's memo must hold the whole fleet it
+# is sized for (README "Sizing": about 5 000 CoreWeaveClusters, two passes each): 64 MiB hold
+# about 15 000 entries (bench: 4.3 KB counted per entry).
+MEMO_BYTES = 64 * 1024 * 1024
 # One dictionary per core; the cores are few (tests swap in more).
 _DICTIONARIES = 8
 # zlib uses at most the last 32 KiB of a dictionary.
