@@ -188,6 +188,20 @@ CASES = [
     ("CivoCluster", set_path(XR, "status", "conditions", value=[]), False),
     (
         "CivoCluster",
+        set_path(
+            XR,
+            "status",
+            "conditions",
+            value=[
+                {"type": "ClusterAccess", "status": "True", "reason": "Available"},
+                {"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"},
+                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+            ],
+        ),
+        True,
+    ),
+    (
+        "CivoCluster",
         set_path(OBSERVED, "nodepool-l40s", "metadata", "annotations", value={}),
         False,
     ),

@@ -41,7 +41,7 @@ paths = st.lists(st.one_of(st.sampled_from(NAMES), st.integers(-1, 2)), max_size
 # (accessor, child path, path or condition type, default)
 reads = st.lists(
     st.tuples(
-        st.sampled_from(["string", "has", "get", "exists", "condition_status"]),
+        st.sampled_from(["string", "has", "get", "exists", "condition_status", "condition_at"]),
         paths,
         st.one_of(paths, st.sampled_from(["Ready", "Synced"])),
         st.sampled_from([None, "fallback", 0]),
@@ -63,6 +63,9 @@ def run_reads(view: View, script: list[tuple[str, Any, Any, Any]]) -> list[Any]:
             seen.append(target.get(*arg, default=default) if isinstance(arg, tuple) else None)
         elif accessor == "exists":
             seen.append(target.exists)
+        elif accessor == "condition_at":
+            at = arg if isinstance(arg, tuple) else ("conditions",)
+            seen.append(target.condition_status("Ready", at=at))  # type: ignore[arg-type]
         else:
             seen.append(target.condition_status(arg) if isinstance(arg, str) else None)
     return seen

@@ -15,7 +15,6 @@ import binascii
 import dataclasses
 import functools
 import re
-from typing import Any
 
 from function.shared.observed import Required, View
 from function.shared.outcome import Requirement
@@ -44,7 +43,9 @@ def established_key(status: View, secret_name: str) -> str | None:
     It counts only together with ClusterAccess=True, which only a reconcile that read the
     Secret reports: status written by an older version of the function is verified again.
     """
-    if not _condition_true(status.get("conditions"), CONDITION_ACCESS):
+    # Only this condition, not the whole list: Crossplane's own conditions (Synced, Ready,
+    # Responsive) change without changing what the function would compose.
+    if status.condition_status(CONDITION_ACCESS, at=("conditions",)) != "True":
         return None
     for entry in status.get("secrets") or []:
         if (
@@ -106,10 +107,3 @@ def holds_kubeconfig(encoded: str) -> bool:
     except (binascii.Error, ValueError):  # whatever the Secret holds
         return False
     return _KUBECONFIG_SHAPE.search(text) is not None
-
-
-def _condition_true(conditions: Any, condition_type: str) -> bool:
-    return isinstance(conditions, list) and any(
-        isinstance(c, dict) and c.get("type") == condition_type and c.get("status") == "True"
-        for c in conditions
-    )

@@ -87,7 +87,7 @@ class RecordingView(View):
         self._recorder, self._source, self._path = recorder, source, path
 
     def _record(self, path: tuple[str | int, ...], check: str, extra: Any, result: Any) -> Any:
-        if check in (IS_OBJECT, CONDITION) or (path and isinstance(path[0], str)):
+        if check == IS_OBJECT or (path and isinstance(path[0], str)):
             self._recorder.reads.append((self._source, self._path + path, check, extra, result))
         # else: a view (the object, or a child, which is one) answers an empty path, or one that
         # starts with a list index, as missing whatever it holds: nothing to check again.
@@ -116,12 +116,11 @@ class RecordingView(View):
     def has(self, *path: str | int) -> bool:
         return bool(self._record(path, HAS, None, View.has(self, *path)))
 
-    def condition_status(self, condition_type: str) -> str:
+    def condition_status(
+        self, condition_type: str, at: tuple[str, ...] = ("status", "conditions")
+    ) -> str:
         result: str = self._record(
-            ("status", "conditions"),
-            CONDITION,
-            condition_type,
-            View.condition_status(self, condition_type),
+            at, CONDITION, condition_type, View.condition_status(self, condition_type, at)
         )
         return result
 

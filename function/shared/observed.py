@@ -138,9 +138,13 @@ class View:
             return View(value.struct_value)
         return View(None)
 
-    def condition_status(self, condition_type: str) -> str:
-        """status of the named condition: "True", "False" or "Unknown" when absent or garbled."""
-        conditions = self._value(("status", "conditions"))
+    def condition_status(
+        self, condition_type: str, at: tuple[str, ...] = ("status", "conditions")
+    ) -> str:
+        """status of the named condition in the conditions list at `at` (an object's own by
+        default; an XR status view's is at ("conditions",)): "True", "False", or "Unknown" when
+        absent or garbled."""
+        conditions = self._value(at)
         return condition_in(
             conditions if isinstance(conditions, structpb.Value) else None, condition_type
         )
