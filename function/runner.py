@@ -130,7 +130,7 @@ def describe_xr(req: fnv1.RunFunctionRequest) -> str:
     )
 
 
-# The last answer per XR: a converged reconcile whose reads all replay is answered from it.
+# The last answer per XR and pass: a converged call whose reads all replay is answered from it.
 _MEMO = Memo(MEMO_BYTES)
 
 
