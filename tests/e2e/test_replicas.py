@@ -20,7 +20,8 @@ from .harness.suite import Suite
 
 XR_FILE = REPO / "example" / "civo" / "xr.yaml"
 NAME = "replicas-check"
-# Enough calls on each process that round_robin, not chance, put them there.
+# Enough calls on each process that round_robin, not chance, put them there. (Not an even
+# split: until both connections are ready, round_robin sends every call to the first.)
 CALLS_EACH = 3
 
 
@@ -54,5 +55,3 @@ def test_two_function_processes_share_one_endpoint(suite: Suite) -> None:
                 lambda: api.get(kinds.CIVO_CLUSTER_XR, NAME, namespace) is None,
                 CONVERGE_SECONDS,
             )
-    # Split evenly, give or take the calls in flight when the counts were read.
-    assert abs(counts[0] - counts[1]) <= max(2, sum(counts) // 4), counts
