@@ -3,8 +3,9 @@
 A core is a pure function of the values it reads: the XR's identity and spec, the step input,
 and fields of observed resources, required resources and the XR's status, all read through
 View. While a core runs, the views below record every read (which object, which path, which
-accessor) and what it returned. The next request for the same XR with the same spec and step
-input replays those reads against the new request: if each returns what it returned before,
+accessor) and what it returned; replay.py compiles them into a plan. The next request for the
+same XR, in the same pass of Crossplane's requirements loop, with the same spec and step input
+replays the plan against the new request: if each read returns what it returned before,
 the core would take the same path and compose the same Outcome, so the response written last
 time is reused byte for byte. Any difference (a condition, a live field, a required Secret) and
 the core runs again. What the recorded reads never touch (metadata noise, resourceVersions,
