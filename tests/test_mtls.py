@@ -11,8 +11,6 @@ an explicit `--insecure`, and then only plaintext, even when a certificate folde
 from __future__ import annotations
 
 import contextlib
-import datetime
-import ipaddress
 import os
 import socket
 import subprocess
@@ -26,11 +24,8 @@ import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from tests.e2e.harness.certs import issue, new_ca
 from tests.support import coreweave_xr, free_port, request
 
 FUNCTION = str(Path(sys.executable).parent / "function")
@@ -47,87 +42,6 @@ FLAG_ENV = (
 
 
 @dataclass(frozen=True)
-class Identity:
-    cert: bytes
-    key: bytes
-    signer: x509.Certificate | None = None
-    signer_key: ec.EllipticCurvePrivateKey | None = None
-
-
-def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def _validity(builder: x509.CertificateBuilder) -> x509.CertificateBuilder:
-    now = datetime.datetime.now(datetime.UTC)
-    return builder.not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(
-        now + datetime.timedelta(days=1)
-    )
-
-
-def make_ca(common_name: str) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    cert = (
-        _validity(x509.CertificateBuilder())
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    return cert, key
-
-
-def issue(
-    ca: x509.Certificate,
-    ca_key: ec.EllipticCurvePrivateKey,
-    common_name: str,
-    *,
-    usage: x509.ObjectIdentifier,
-    sans: list[x509.GeneralName] | None = None,
-) -> tuple[bytes, bytes]:
-    """A leaf certificate and key, PEM, signed by ca."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    builder = (
-        _validity(x509.CertificateBuilder())
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
-        )
-    )
-    if sans:
-        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
-    cert = builder.sign(ca_key, hashes.SHA256())
-    return cert.public_bytes(serialization.Encoding.PEM), _pem_key(key)
-
-
-@dataclass(frozen=True)
 class PKI:
     certs_dir: Path
     ca: bytes
@@ -135,28 +49,35 @@ class PKI:
     untrusted_client: tuple[bytes, bytes]
 
 
+def write_pki(certs_dir: Path, label: str, file_mode: int | None = None) -> PKI:
+    """A CA, the function's server certificate (SANs 127.0.0.1 and localhost) in certs_dir as
+    the function reads it (tls.crt, tls.key, ca.crt), a client certificate from the same CA and
+    one from a CA the function does not trust. The e2e harness's certificates: the same CA and
+    leaf shapes Crossplane's runtime uses."""
+    ca = new_ca(f"crossplane-root-ca ({label})")
+    other_ca = new_ca(f"someone-else-ca ({label})")
+    server = issue(ca, "function-inference-clusters", server=True, dns_names=("localhost",))
+    client = issue(ca, "crossplane", client=True)
+    untrusted = issue(other_ca, "crossplane", client=True)
+    for name, data in (
+        ("tls.crt", server.cert_pem),
+        ("tls.key", server.key_pem),
+        ("ca.crt", ca.cert_pem),
+    ):
+        (certs_dir / name).write_bytes(data)
+        if file_mode is not None:
+            (certs_dir / name).chmod(file_mode)
+    return PKI(
+        certs_dir,
+        ca.cert_pem,
+        (client.cert_pem, client.key_pem),
+        (untrusted.cert_pem, untrusted.key_pem),
+    )
+
+
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> PKI:
-    ca, ca_key = make_ca("crossplane-root-ca (test)")
-    other_ca, other_key = make_ca("someone-else-ca (test)")
-    server = issue(
-        ca,
-        ca_key,
-        "function-inference-clusters",
-        usage=ExtendedKeyUsageOID.SERVER_AUTH,
-        sans=[
-            x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-            x509.DNSName("localhost"),
-        ],
-    )
-    client = issue(ca, ca_key, "crossplane", usage=ExtendedKeyUsageOID.CLIENT_AUTH)
-    untrusted = issue(other_ca, other_key, "crossplane", usage=ExtendedKeyUsageOID.CLIENT_AUTH)
-    certs_dir = tmp_path_factory.mktemp("tls")
-    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
-    (certs_dir / "tls.crt").write_bytes(server[0])
-    (certs_dir / "tls.key").write_bytes(server[1])
-    (certs_dir / "ca.crt").write_bytes(ca_pem)
-    return PKI(certs_dir, ca_pem, client, untrusted)
+    return write_pki(tmp_path_factory.mktemp("tls"), "test")
 
 
 @contextlib.contextmanager

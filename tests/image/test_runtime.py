@@ -4,43 +4,24 @@ mTLS with the certificates Crossplane mounts in TLS_SERVER_CERTS_DIR, plaintext 
 
 from __future__ import annotations
 
-import ipaddress
 import subprocess
 from pathlib import Path
 from types import ModuleType
 
 import grpc
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from tests.image.conftest import CERTS_MOUNT, Image, run_image
-from tests.test_mtls import PKI, call, check_refused, check_served, issue, make_ca, mtls
+from tests.test_mtls import PKI, call, check_refused, check_served, mtls, write_pki
 
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> PKI:
     """A CA, the function's server certificate and a client certificate, as Crossplane issues
     them, in a folder readable by UID 2000 (Kubernetes mounts Secret files 0644)."""
-    ca, ca_key = make_ca("crossplane-root-ca (image test)")
-    other_ca, other_key = make_ca("someone-else-ca (image test)")
-    server = issue(
-        ca,
-        ca_key,
-        "function-inference-clusters",
-        usage=ExtendedKeyUsageOID.SERVER_AUTH,
-        sans=[x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")],
-    )
-    client = issue(ca, ca_key, "crossplane", usage=ExtendedKeyUsageOID.CLIENT_AUTH)
-    untrusted = issue(other_ca, other_key, "crossplane", usage=ExtendedKeyUsageOID.CLIENT_AUTH)
     certs = tmp_path_factory.mktemp("tls-server")
     certs.chmod(0o755)
-    ca_pem = ca.public_bytes(serialization.Encoding.PEM)
-    for name, data in (("tls.crt", server[0]), ("tls.key", server[1]), ("ca.crt", ca_pem)):
-        (certs / name).write_bytes(data)
-        (certs / name).chmod(0o644)
-    return PKI(certs, ca_pem, client, untrusted)
+    return write_pki(certs, "image test", file_mode=0o644)
 
 
 def process_ids(pid: int) -> dict[str, list[int]]:
