@@ -166,7 +166,8 @@ def _trie_holds(fields: Any, trie: Trie, wants: tuple[Any, ...]) -> bool:
         for check, extra, index in leaves:
             want = wants[index]
             if check == STRING:
-                # The common read, inline: View.string.
+                # _holds' STRING branch, inline: the commonest check, and the call it saves is
+                # about 8 % of a CoreWeave replay (100 vs 108-119 µs in a hot loop).
                 got = (value.string_value or None) if value is not None else None
                 if got == want or (
                     isinstance(want, Digest) and got is not None and Digest.of(got) == want
@@ -223,13 +224,10 @@ class Sources:
                     return False
                 continue
             struct = self.struct(source)
-            for check, extra, index in own:
-                # At the object's root only `exists` sees the object; View answers the other
-                # accessors there as for a missing path.
-                if check == IS_OBJECT:
-                    if (struct is not None) != wants[index]:
-                        return False
-                elif not _holds(None, check, extra, wants[index]):
+            # At an object's root only `exists` is recorded (memo.RecordingView._record: View
+            # answers every other accessor there as missing, whatever the request holds).
+            for _, _, index in own:
+                if (struct is not None) != wants[index]:
                     return False
             if trie and not _trie_holds(
                 struct.fields if struct is not None else _NO_FIELDS, trie, wants
