@@ -109,12 +109,16 @@ class FunctionRuntime:
         """Where the runtime serves the function: the process install() started."""
         return f"dns:///127.0.0.1:{self.port}"
 
+    @property
+    def certs_dir(self) -> Path:
+        """The function's server certificate, key and Crossplane's CA, as files."""
+        return self.plane.work / "function-tls"
+
     def function_argv(self, address: str) -> list[str]:
         """The function as the runtime runs it: mTLS with the runtime's certificate, --debug."""
-        certs = self.plane.work / "function-tls"
         return [
             str(Path(sys.executable).parent / "function"),
-            f"--tls-certs-dir={certs}",
+            f"--tls-certs-dir={self.certs_dir}",
             f"--address={address}",
             "--debug",
         ]
@@ -128,19 +132,7 @@ class FunctionRuntime:
             assert revision is not None, "no active FunctionRevision"
             if revision.get("status", {}).get("endpoint") == endpoint:
                 return True
-            try:
-                self.plane.api.merge_patch(
-                    kinds.FUNCTION_REVISION,
-                    revision["metadata"]["name"],
-                    {
-                        "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
-                        "status": {"endpoint": endpoint},
-                    },
-                    subresource="status",
-                )
-            except ApiError as error:
-                if error.status != 409:
-                    raise
+            self._patch_status(revision, {"endpoint": endpoint})
             return False
 
         wait_for(f"the FunctionRevision to point at {endpoint}", patched, 60, interval=1)
@@ -168,9 +160,8 @@ class FunctionRuntime:
                 },
             },
         )
-        certs = self.plane.work / "function-tls"
-        server.write(certs)
-        (certs / "ca.crt").write_bytes(root.cert_pem)
+        server.write(self.certs_dir)
+        (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
 
     def _start_function(self) -> None:
         self.port = free_port()
@@ -210,17 +201,23 @@ class FunctionRuntime:
         )
         if runtime_healthy and all(status.get(k) == v for k, v in wanted.items()):
             return False
+        self._patch_status(revision, {**wanted, "conditions": conditions})
+        return False
+
+    def _patch_status(self, revision: dict[str, Any], status: dict[str, Any]) -> None:
+        """Merge-patches the revision's status. The patch carries the resourceVersion, so a
+        concurrent write by Crossplane's revision controller makes it fail (409) rather than be
+        overwritten; the caller's next poll retries."""
         try:
             self.plane.api.merge_patch(
                 kinds.FUNCTION_REVISION,
-                revision_name,
+                revision["metadata"]["name"],
                 {
                     "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
-                    "status": {**wanted, "conditions": conditions},
+                    "status": status,
                 },
                 subresource="status",
             )
         except ApiError as error:
             if error.status != 409:
                 raise
-        return False
