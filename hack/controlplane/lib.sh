@@ -49,11 +49,43 @@ throwaway_module() {
 # (the module cache is read-only, and building a module's own main packages may update go.sum).
 writable_module_copy() {
   local source
-  source="$(GOFLAGS=-mod=mod go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
-  [[ -n "$source" ]] || { echo "cannot download $1 from the Go module proxy" >&2; return 1; }
+  source="$(module_dir "$1")" || return 1
   make_work_dir
   cp -r "$source/." "$work/"
   chmod -R u+w "$work"
+}
+
+# module_dir MODULE@VERSION -> prints the module cache folder holding that version's source;
+# fails naming the module and version when the Go module proxy refuses it.
+module_dir() {
+  local answer
+  answer="$(GOFLAGS=-mod=mod go mod download -json "$1" 2>&1)" || true
+  local dir
+  dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$answer")"
+  if [[ -z "$dir" ]]; then
+    echo "the Go module proxy does not serve $1:" >&2
+    sed -n 's/^[[:space:]]*"Error": "\(.*\)"$/  \1/p' <<<"$answer" >&2
+    return 1
+  fi
+  echo "$dir"
+}
+
+# go_explained ARGS... -> runs `go ARGS` with the module proxy allowed to fill go.mod; when it
+# fails because the proxy refuses a dependency, says which module and version, once, at the end.
+go_explained() {
+  local output status=0
+  output="$(mktemp)"
+  GOFLAGS=-mod=mod go "$@" 2>"$output" || status=$?
+  cat "$output" >&2
+  if ((status != 0)); then
+    # Go reports a refused module as `MODULE@VERSION: reading https://proxy…: 403 Forbidden`
+    # (404/410 for one the proxy has never had).
+    grep -oE '[^[:space:]:]+@v[^[:space:]:]+: reading [^[:space:]]+: (403|404|410)' "$output" \
+      | sed -E 's/^([^:]+): reading .*: ([0-9]+)$/the Go module proxy refuses \1 (HTTP \2)/' \
+      | sort -u >&2 || true
+  fi
+  rm -f "$output"
+  return "$status"
 }
 
 log() {
