@@ -84,10 +84,10 @@ image-lock:
 
 .PHONY: e2e controlplane
 
-## controlplane: build etcd, kube-apiserver/-controller-manager, Crossplane, a registry and provider-kubernetes from the Go module proxy (cached outside the clone)
+## controlplane: build etcd, kube-apiserver/-controller-manager, every Crossplane of the version matrix (hack/controlplane/versions.env), a registry and provider-kubernetes from the Go module proxy (cached outside the clone)
 controlplane: crank
 	bash hack/controlplane/build-all.sh
 
-## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e); a skip fails here
+## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e), on every engine of the version matrix, a line per test naming its engine; a skip fails here
 e2e: $(STAMP) controlplane xpkg
-	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -rs
+	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -vv -rs --durations=0

@@ -1,4 +1,9 @@
-"""The e2e suite's fixtures: one real control plane per session, or a skip that says why.
+"""The e2e suite's fixtures: one real control plane per Crossplane engine of the version matrix,
+or a skip that says why.
+
+Every test runs on the primary engine; a test marked `every_engine` also runs on each older one.
+Test IDs name the engine (`test_civo_cluster_lifecycle[crossplane-v2.4.0]`), and pytest runs all
+of one engine's tests on one control plane before it stops that and starts the next.
 
 Plain `pytest` without the binaries skips these tests with the command that builds them;
 `make e2e` builds (or reuses) the binaries and runs them.
@@ -15,9 +20,37 @@ from pathlib import Path
 import pytest
 
 from .harness.binaries import locate
+from .harness.engine import Engine, engines
 from .harness.suite import SHARED_CRDS, Suite, start
 
 SUITE_KEY = pytest.StashKey[Suite]()
+# What each engine's suite found worth a line (churn tables, idle windows), kept past its teardown.
+SUMMARY_KEY = pytest.StashKey[list[str]]()
+ENGINES = engines()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "every_engine: runs on every Crossplane engine of the matrix, not only the primary",
+    )
+    config.stash[SUMMARY_KEY] = []
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "engine" not in metafunc.fixturenames:
+        return
+    every = metafunc.definition.get_closest_marker("every_engine") is not None
+    chosen = ENGINES if every else [e for e in ENGINES if e.primary]
+    metafunc.parametrize(
+        "engine", chosen, ids=[e.label for e in chosen], indirect=True, scope="session"
+    )
+
+
+@pytest.fixture(scope="session")
+def engine(request: pytest.FixtureRequest) -> Engine:
+    chosen: Engine = request.param
+    return chosen
 
 
 def _cannot_run(reason: str) -> None:
@@ -28,8 +61,8 @@ def _cannot_run(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def suite(request: pytest.FixtureRequest) -> Iterator[Suite]:
-    binaries = locate()
+def suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
+    binaries = locate(engine.version)
     missing = binaries.missing()
     if missing:
         _cannot_run(
@@ -40,14 +73,15 @@ def suite(request: pytest.FixtureRequest) -> Iterator[Suite]:
         _cannot_run(f"e2e: provider CRDs not found in {SHARED_CRDS}")
     # Its own folder, not pytest's numbered tmp dirs: a concurrent pytest run (another checkout
     # on the same machine) prunes those, and could delete this one while it is in use.
-    work = Path(tempfile.mkdtemp(prefix="fic-e2e-"))
-    running = start(work, binaries)
+    work = Path(tempfile.mkdtemp(prefix=f"fic-e2e-{engine.version}-"))
+    running = start(work, binaries, engine)
     request.config.stash[SUITE_KEY] = running
     failed_before = request.session.testsfailed
     try:
         yield running
     finally:
         running.stop()
+        request.config.stash[SUMMARY_KEY].extend(running.summary())
         # FIC_E2E_KEEP=1 keeps a green run's folder too (logs, watch-events.tsv) for reading.
         if request.session.testsfailed == failed_before and os.environ.get("FIC_E2E_KEEP") != "1":
             shutil.rmtree(work, ignore_errors=True)
@@ -70,12 +104,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    running = config.stash.get(SUITE_KEY, None)
-    if running is None:
+    lines = config.stash.get(SUMMARY_KEY, [])
+    if not lines:
         return
-    terminalreporter.section("e2e churn: watch events per XR and stage")
-    for report in running.churn_reports:
-        terminalreporter.write_line(report)
-    for note in running.notes:
-        terminalreporter.write_line(note)
-    terminalreporter.write_line(f"fake cloud status writes: {running.cloud.status_writes}")
+    terminalreporter.section("e2e churn, idle windows and findings, per engine")
+    for line in lines:
+        terminalreporter.write_line(line)

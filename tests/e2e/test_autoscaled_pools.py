@@ -10,7 +10,6 @@ manager, before and after the provider re-applies the pool's settings.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import pytest
@@ -18,8 +17,8 @@ import yaml
 
 from .harness import kinds
 from .harness.binaries import REPO
-from .harness.kube import ApiError, is_true, wait_for
-from .harness.stages import CONVERGE_SECONDS, wait_ready
+from .harness.kube import is_true, wait_for
+from .harness.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_ready
 from .harness.suite import Suite
 from .harness.xr import composed
 
@@ -130,17 +129,5 @@ def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_a
             CONVERGE_SECONDS,
         )
     finally:
-        with contextlib.suppress(ApiError):
-            api.delete(XR_KIND, name, namespace)
-        # The system pool and the StorageClass clone have fixed in-cluster names that the next
-        # test's XR composes again.
-        wait_for(
-            f"{name} and its in-cluster objects gone before the next test",
-            lambda: (
-                api.get(XR_KIND, name, namespace) is None
-                and api.get(kinds.CKS_NODEPOOL, "modelplane-system") is None
-                and api.get(kinds.STORAGE_CLASS, "shared-vast-delete") is None
-            ),
-            CONVERGE_SECONDS,
-        )
+        delete_coreweave_xr(api, name, namespace)
         suite.provider.restart(server_side_apply=True)

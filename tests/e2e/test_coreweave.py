@@ -7,10 +7,14 @@ the function wrote, into this same API server.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import copy
+import json
+import time
 from typing import Any
 
+import pytest
 import yaml
 
 from .harness import kinds
@@ -44,6 +48,13 @@ ACCESS_KEYS = {
 }
 RWX_STORAGE_CLASS = "shared-vast-delete"
 SYSTEM_POOL = "modelplane-system"
+CREDENTIALS_SECRET = "coreweave-credentials"
+# A rotated org token reaches the kubeconfig Secret within this long where Crossplane watches the
+# credentials Secret (a required resource, v2.4+): one reconcile, on a loaded 2-core machine...
+ROTATION_WATCHED_SECONDS = 15
+# ...and otherwise at the XR's next poll: the pipeline's 60 s TTL plus Crossplane's 10 % jitter,
+# and the same slack.
+ROTATION_POLLED_SECONDS = 66 + ROTATION_WATCHED_SECONDS
 
 
 def pool_keys(keys: set[str], pool: str) -> set[str]:
@@ -52,6 +63,7 @@ def pool_keys(keys: set[str], pool: str) -> set[str]:
     return {k for k in keys if k == f"nodepool-{pool}" or k.endswith(f"-nodepool-{pool}")}
 
 
+@pytest.mark.every_engine
 def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
     api, cloud, log = suite.plane.api, suite.cloud, suite.log
     xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
@@ -132,7 +144,8 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
             assert clone.get(field) == original.get(field), field
 
         # --- converged: nothing changes any more ----------------------------------------------
-        converged_idle_window(suite, XR_KIND, name, namespace, COMPOSED, calls_per_reconcile=2)
+        # Its step requires the credentials Secret and provider config even when converged.
+        converged_idle_window(suite, XR_KIND, name, namespace, COMPOSED, requires_resources=True)
 
         # --- ready flap: the cluster reports Unavailable for a while --------------------------
         log.begin(name, "ready-flap")
@@ -145,12 +158,53 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         wait_ready(api, XR_KIND, name, namespace)
         same_objects(before, now_composed())
 
+        # --- token rotated: the org token's new value reaches the kubeconfig -----------------
+        log.begin(name, "token-rotated")
+        rotated = suite.plane.rotated_org_token
+
+        def kubeconfig_token() -> str:
+            secret = api.get(kinds.SECRET, kubeconfig_name, namespace)
+            written = yaml.safe_load(secret_text(secret, "kubeconfig"))
+            return str(written["users"][0]["user"]["token"])
+
+        rotated_at = time.monotonic()
+        api.apply(
+            kinds.SECRET,
+            {
+                "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
+                "data": {
+                    "credentials": base64.b64encode(
+                        json.dumps({"token": rotated}).encode()
+                    ).decode()
+                },
+            },
+        )
+        wait_for(
+            "the rotated org token in the kubeconfig Secret",
+            lambda: kubeconfig_token() == rotated,
+            CONVERGE_SECONDS,
+            interval=0.5,
+        )
+        took = time.monotonic() - rotated_at
+        bound = (
+            ROTATION_WATCHED_SECONDS
+            if suite.engine.watches_required_resources
+            else ROTATION_POLLED_SECONDS
+        )
+        suite.notes.append(
+            f"{name} on {suite.engine.label}: a rotated org token reached the kubeconfig in "
+            f"{took:.1f} s (bound {bound} s)"
+        )
+        assert took <= bound, f"{suite.engine.label}: rotation took {took:.1f} s, over {bound} s"
+        same_objects(before, now_composed())
+        wait_ready(api, XR_KIND, name, namespace)
+
         # --- credentials gone: the last kubeconfig is kept ------------------------------------
         log.begin(name, "credentials-gone")
-        credentials = api.get(kinds.SECRET, "coreweave-credentials", CROSSPLANE_NAMESPACE)
+        credentials = api.get(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
         assert credentials is not None
         written = api.get(kinds.SECRET, kubeconfig_name, namespace)
-        api.delete(kinds.SECRET, "coreweave-credentials", CROSSPLANE_NAMESPACE)
+        api.delete(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
         wait_for(
             "ClusterAccess=LastKnownKubeconfig",
             lambda: reason(xr_now(), "ClusterAccess") == "LastKnownKubeconfig",
@@ -162,7 +216,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         api.apply(
             kinds.SECRET,
             {
-                "metadata": {"name": "coreweave-credentials", "namespace": CROSSPLANE_NAMESPACE},
+                "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
                 "data": credentials["data"],
             },
         )

@@ -57,7 +57,6 @@ class Binaries:
     provider_kubernetes: Path
     provider_kubernetes_crds: Path
     crank: Path
-    crossplane_version: str
 
     def missing(self) -> list[str]:
         return [
@@ -67,10 +66,12 @@ class Binaries:
         ]
 
 
-def locate() -> Binaries:
+def locate(crossplane_version: str) -> Binaries:
+    """The binaries of one engine of the matrix: that Crossplane, and everything else the
+    matrix runs under every engine."""
     v = versions()
     bin_root = cache_root() / "bin"
-    crossplane = bin_root / f"crossplane-{v['CROSSPLANE_VERSION']}"
+    crossplane = bin_root / f"crossplane-{crossplane_version}"
     provider = bin_root / f"provider-kubernetes-{v['PROVIDER_KUBERNETES_VERSION']}"
     kube = bin_root / f"kube-{v['KUBE_VERSION']}"
     return Binaries(
@@ -83,5 +84,4 @@ def locate() -> Binaries:
         provider_kubernetes=provider / "provider",
         provider_kubernetes_crds=provider / "crds",
         crank=_crank(),
-        crossplane_version=v["CROSSPLANE_VERSION"],
     )

@@ -1,22 +1,33 @@
-"""The function's calls as its --debug log records them, and what they say per reconcile.
+"""The function's calls per reconcile, from the two processes' own logs.
 
 At --debug the function logs one `composed` line per call: the XR, the required resources the
-request carried, and whether its memo answered. Crossplane's requirements loop starts every
-reconcile with a call that carries no required resources (this function declares no bootstrap
-requirements), so such calls count the reconciles.
+request carried, and whether its memo answered. At --debug Crossplane logs `Reconciling` as each
+reconcile of an XR begins, naming its composite controller and the request. Each call belongs to
+the last reconcile of its XR that began before it (controller-runtime never runs two reconciles
+of one object at once), so calls per reconcile are counted without assuming how an engine's
+requirements loop starts: before v2.4 every reconcile begins with a call that carries no required
+resources; from v2.4 the first call carries those the step required last time.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import datetime
+import json
 import re
 from pathlib import Path
+
+from .kube import Kind
 
 # structlog's console renderer colours its output even into a file.
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _LINE = re.compile(r"^(?P<at>\S+) \[debug\s*\] composed\s+(?P<fields>.*)$")
 _FIELD = re.compile(r"(\w+)=(\S+)")
+# controller-runtime's development zap encoder: time, level, logger, message, then JSON fields.
+_CROSSPLANE_LINE = re.compile(
+    r"^(?P<at>\d{4}-\d\d-\d\dT\S+)\t(?P<level>[A-Z]+)\t(?P<logger>\S+)\t(?P<message>[^\t]*)\t(?P<fields>\{.*\})$"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,7 +39,7 @@ class Call:
 
 
 def read_calls(log: Path) -> list[Call]:
-    """Every call the log records, in order."""
+    """Every call the function's log records, in order."""
     calls = []
     for raw in log.read_text(errors="replace").splitlines():
         match = _LINE.match(_ANSI.sub("", raw))
@@ -47,30 +58,88 @@ def read_calls(log: Path) -> list[Call]:
     return calls
 
 
+def composite_controller(kind: Kind) -> str:
+    """Crossplane's name for the controller of an XR kind: `composite/<XRD name>`."""
+    group = kind.api_version.split("/", 1)[0]
+    return f"composite/{kind.plural}.{group}"
+
+
+def _request_of(fields: dict[str, object]) -> tuple[str, str] | None:
+    """(namespace, name) of a reconcile request as Crossplane logs it."""
+    request = fields.get("request")
+    if isinstance(request, dict):
+        lowered = {str(k).lower(): str(v) for k, v in request.items()}
+        return lowered.get("namespace", ""), lowered.get("name", "")
+    if isinstance(request, str) and "/" in request:
+        namespace, name = request.split("/", 1)
+        return namespace, name
+    return None
+
+
+def read_reconciles(log: Path, kind: Kind, namespace: str, name: str) -> list[datetime.datetime]:
+    """When each reconcile of one XR began, from Crossplane's --debug log, in order."""
+    controller = composite_controller(kind)
+    begun = []
+    for raw in log.read_text(errors="replace").splitlines():
+        match = _CROSSPLANE_LINE.match(raw)
+        if match is None or match["message"] != "Reconciling":
+            continue
+        try:
+            fields = json.loads(match["fields"])
+        except json.JSONDecodeError:
+            continue
+        if fields.get("controller") != controller:
+            continue
+        if _request_of(fields) == (namespace, name):
+            begun.append(datetime.datetime.fromisoformat(match["at"]))
+    return sorted(begun)
+
+
 @dataclasses.dataclass(frozen=True)
 class Reconciles:
-    calls: int
-    reconciles: int  # calls that began a pass of the requirements loop
-    memoised: int  # calls the memo answered
+    # The calls each reconcile that began in the window took, in order.
+    per_reconcile: tuple[int, ...]
+    memoised: int  # of those calls, the ones the memo answered
 
     @property
-    def calls_per_reconcile(self) -> float:
-        return self.calls / self.reconciles if self.reconciles else 0.0
+    def reconciles(self) -> int:
+        return len(self.per_reconcile)
+
+    @property
+    def calls(self) -> int:
+        return sum(self.per_reconcile)
 
     def __str__(self) -> str:
+        shape = ", ".join(str(n) for n in self.per_reconcile) or "none"
         return (
-            f"{self.calls} calls in {self.reconciles} reconciles "
-            f"({self.calls_per_reconcile:.2f} per reconcile), {self.memoised} answered by the memo"
+            f"{self.calls} calls in {self.reconciles} reconciles (calls per reconcile: {shape}), "
+            f"{self.memoised} answered by the memo"
         )
 
 
 def reconciles_of(
-    calls: list[Call], xr: str, start: datetime.datetime, end: datetime.datetime
+    calls: list[Call],
+    begun: list[datetime.datetime],
+    xr: str,
+    start: datetime.datetime,
+    end: datetime.datetime,
 ) -> Reconciles:
-    """What the calls for xr between start and end add up to."""
-    mine = [c for c in calls if c.xr == xr and start <= c.at <= end]
-    return Reconciles(
-        calls=len(mine),
-        reconciles=sum(1 for c in mine if not c.required),
-        memoised=sum(1 for c in mine if c.memoised),
-    )
+    """The calls of each reconcile of xr that began between start and end.
+
+    A reconcile's calls are xr's calls from its beginning to the next reconcile's (or to the end
+    of the logs, for the last one): read the logs a little after end, so that the last
+    reconcile's calls are in them.
+    """
+    mine = sorted((c for c in calls if c.xr == xr), key=lambda c: c.at)
+    times = [c.at for c in mine]
+    counts: list[int] = []
+    memoised = 0
+    for index, began in enumerate(begun):
+        if not start <= began <= end:
+            continue
+        until = begun[index + 1] if index + 1 < len(begun) else None
+        first = bisect.bisect_left(times, began)
+        last = bisect.bisect_left(times, until) if until is not None else len(times)
+        counts.append(last - first)
+        memoised += sum(1 for c in mine[first:last] if c.memoised)
+    return Reconciles(per_reconcile=tuple(counts), memoised=memoised)

@@ -72,6 +72,8 @@ class ControlPlane:
     binaries: Binaries
     processes: ProcessGroup
     org_token: str
+    # What the org token is rotated to; the API server accepts both.
+    rotated_org_token: str
     api_port: int = 0
     registry_port: int = 0
     ca: KeyPair | None = None
@@ -82,6 +84,10 @@ class ControlPlane:
     @property
     def ca_file(self) -> Path:
         return self.work / "pki" / "ca.crt"
+
+    @property
+    def crossplane_log(self) -> Path:
+        return self.processes.log_dir / "crossplane.log"
 
     @property
     def api(self) -> Kube:
@@ -140,7 +146,10 @@ class ControlPlane:
         # Static bearer tokens: the CoreWeave org token of the credentials Secret authenticates,
         # so the kubeconfig the function writes works against this API server.
         (pki / "tokens.csv").write_text(
-            f'{self.org_token},{ORG_TOKEN_USER},{ORG_TOKEN_USER},"system:masters"\n'
+            "".join(
+                f'{token},{ORG_TOKEN_USER},{ORG_TOKEN_USER},"system:masters"\n'
+                for token in (self.org_token, self.rotated_org_token)
+            )
         )
         self.api_port = free_port()
         self.processes.start(
@@ -238,7 +247,13 @@ class ControlPlane:
         for key in ("ca.crt", "tls.crt", "tls.key"):
             (client_dir / key).write_bytes(_data(client, key))
 
-    def _start_crossplane(self) -> None:
+    def restart_crossplane(self, *flags: str) -> None:
+        """Stops Crossplane core and starts it again with these extra flags (none: as at first);
+        its state is all in the API server, so it picks up where it stopped."""
+        self.processes.stop("crossplane")
+        self._start_crossplane(*flags)
+
+    def _start_crossplane(self, *flags: str) -> None:
         assert self.crossplane_root_ca is not None
         base = self.work / "crossplane"
         for directory in ("xpkg-cache", "xfn-cache"):
@@ -263,6 +278,9 @@ class ControlPlane:
                 f"--webhook-port={webhook_port}",
                 f"--metrics-port={free_port()}",
                 f"--health-probe-port={health_port}",
+                # A `Reconciling` line per XR reconcile: tests/e2e/harness/calls.py counts them.
+                "--debug",
+                *flags,
             ],
             env={"KUBECONFIG": str(self.admin_kubeconfig)},
         )

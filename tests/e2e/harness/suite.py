@@ -10,6 +10,7 @@ from pathlib import Path
 from . import kinds
 from .binaries import REPO, Binaries
 from .controlplane import ControlPlane, new_org_token
+from .engine import Engine
 from .fakeprovider import FakeCloud
 from .processes import ProcessGroup
 from .providerkubernetes import ProviderKubernetes
@@ -31,6 +32,7 @@ WATCHED = (
 
 @dataclass
 class Suite:
+    engine: Engine
     plane: ControlPlane
     runtime: FunctionRuntime
     cloud: FakeCloud
@@ -41,6 +43,15 @@ class Suite:
     # Findings worth a line in the summary (idle-window results and the like).
     notes: list[str] = field(default_factory=list)
 
+    def summary(self) -> list[str]:
+        """The lines pytest's terminal summary prints for this engine."""
+        return [
+            f"== {self.engine.label}",
+            *self.churn_reports,
+            *self.notes,
+            f"fake cloud status writes: {self.cloud.status_writes}",
+        ]
+
     def stop(self) -> None:
         self.cloud.stop()
         self.log.stop()
@@ -48,9 +59,11 @@ class Suite:
         self.plane.processes.stop_all()
 
 
-def start(work: Path, binaries: Binaries) -> Suite:
+def start(work: Path, binaries: Binaries, engine: Engine) -> Suite:
     processes = ProcessGroup(work / "logs")
-    plane = ControlPlane(work, binaries, processes, org_token=new_org_token())
+    plane = ControlPlane(
+        work, binaries, processes, org_token=new_org_token(), rotated_org_token=new_org_token()
+    )
     suite: Suite | None = None
     try:
         plane.start()
@@ -68,7 +81,7 @@ def start(work: Path, binaries: Binaries) -> Suite:
         cloud = FakeCloud(plane.api, f"127.0.0.1:{plane.api_port}")
         cloud.start()
         provider = ProviderKubernetes(plane)
-        suite = Suite(plane, runtime, cloud, provider, log)
+        suite = Suite(engine, plane, runtime, cloud, provider, log)
         provider.start(server_side_apply=True)
     except BaseException:
         if suite is not None:

@@ -1,0 +1,81 @@
+"""The Crossplane engines the suite proves, from the version matrix, and what each one does
+differently that a test asserts.
+
+Every difference here was read from that Crossplane's source (github.com/crossplane/crossplane/v2
+at the version named) and is asserted by the suite on the running engine, so a changed behaviour
+fails a test rather than passing unnoticed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .binaries import versions
+
+# Crossplane v2.2.0 stopped installing any object from a Function package: its FunctionRevision
+# controller wraps the establisher in an empty filter ("The xpkg spec allows for CRDs to be
+# included in function packages, but states that they will not be installed",
+# internal/controller/pkg/revision/reconciler.go).
+INSTALLS_FUNCTION_PACKAGE_CRDS_BEFORE = (2, 2, 0)
+# Crossplane v2.4.0 seeds each step's first call with the resources it required last reconcile
+# and stops after that call when they already satisfy its requirements
+# (composite/composition_functions.go, xfn/required_resources.go); it also watches those
+# resources, so a changed one triggers a reconcile instead of waiting for the poll.
+SEEDS_REQUIRED_RESOURCES_FROM = (2, 4, 0)
+
+
+def _semver(version: str) -> tuple[int, int, int]:
+    match = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", version)
+    if match is None:
+        raise ValueError(f"not a Crossplane release version: {version!r}")
+    major, minor, patch = (int(part) for part in match.groups())
+    return major, minor, patch
+
+
+@dataclass(frozen=True)
+class Engine:
+    version: str
+    # The primary engine runs every test; the others only those marked `every_engine`.
+    primary: bool
+
+    @property
+    def label(self) -> str:
+        """How test IDs and summary lines name the engine: `crossplane-v2.4.0`."""
+        return f"crossplane-{self.version}"
+
+    @property
+    def installs_function_package_crds(self) -> bool:
+        return _semver(self.version) < INSTALLS_FUNCTION_PACKAGE_CRDS_BEFORE
+
+    @property
+    def seeds_required_resources(self) -> bool:
+        return _semver(self.version) >= SEEDS_REQUIRED_RESOURCES_FROM
+
+    @property
+    def watches_required_resources(self) -> bool:
+        """Whether a changed required resource (a rotated credentials Secret) reconciles the
+        XR at once; otherwise it is seen at the XR's next poll."""
+        return _semver(self.version) >= SEEDS_REQUIRED_RESOURCES_FROM
+
+    def calls_per_converged_reconcile(self, requires_resources: bool) -> int:
+        """The function calls one converged reconcile of an XR takes.
+
+        Before v2.4 the requirements loop starts every reconcile with a call that carries no
+        required resources, and calls again with what it asked for: two calls for an XR whose
+        step requires resources. From v2.4 the first call already carries them, and Crossplane
+        stops there when the answer asks for the same ones.
+        """
+        if requires_resources and not self.seeds_required_resources:
+            return 2
+        return 1
+
+
+def engines() -> list[Engine]:
+    """CROSSPLANE_VERSIONS of hack/controlplane/versions.env, primary first."""
+    listed = [v.strip() for v in versions()["CROSSPLANE_VERSIONS"].split(",") if v.strip()]
+    if not listed:
+        raise ValueError("hack/controlplane/versions.env: CROSSPLANE_VERSIONS lists no version")
+    for version in listed:
+        _semver(version)
+    return [Engine(version, primary=index == 0) for index, version in enumerate(listed)]

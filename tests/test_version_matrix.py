@@ -1,0 +1,134 @@
+"""The version matrix (hack/controlplane/versions.env), what the e2e suite expects of each engine,
+and the package's declared Crossplane range, checked without a control plane."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.e2e.harness.calls import Call, Reconciles, read_reconciles, reconciles_of
+from tests.e2e.harness.engine import Engine, engines
+from tests.e2e.harness.kinds import CIVO_CLUSTER_XR, COREWEAVE_CLUSTER_XR
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _semver(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.removeprefix("v").split("."))
+
+
+def test_the_matrix_runs_v2_4_first_and_keeps_v2_1_as_the_oldest() -> None:
+    matrix = engines()
+    assert [e.version for e in matrix] == ["v2.4.0", "v2.1.0"]
+    assert [e.primary for e in matrix] == [True, False]
+
+
+def test_the_package_admits_every_engine_and_starts_at_the_oldest() -> None:
+    meta = yaml.safe_load((REPO / "package" / "crossplane.yaml").read_text())
+    constraint = meta["spec"]["crossplane"]["version"]
+    match = re.fullmatch(r">=(v\d+\.\d+\.\d+)", constraint)
+    assert match, f"spec.crossplane.version {constraint!r} is not a lower bound"
+    oldest = min((e.version for e in engines()), key=_semver)
+    assert match.group(1) == oldest, "the declared oldest version is not the one e2e proves"
+
+
+@pytest.mark.parametrize(
+    ("version", "installs_crds", "seeds", "with_required", "without_required"),
+    [
+        ("v2.1.0", True, False, 2, 1),
+        ("v2.2.0", False, False, 2, 1),
+        ("v2.3.4", False, False, 2, 1),
+        ("v2.4.0", False, True, 1, 1),
+        ("v2.10.0", False, True, 1, 1),
+    ],
+)
+def test_what_each_engine_is_expected_to_do(
+    version: str, installs_crds: bool, seeds: bool, with_required: int, without_required: int
+) -> None:
+    engine = Engine(version, primary=False)
+    assert engine.label == f"crossplane-{version}"
+    assert engine.installs_function_package_crds is installs_crds
+    assert engine.seeds_required_resources is seeds
+    assert engine.calls_per_converged_reconcile(requires_resources=True) == with_required
+    assert engine.calls_per_converged_reconcile(requires_resources=False) == without_required
+
+
+def test_an_engine_version_must_be_a_release() -> None:
+    with pytest.raises(ValueError, match=re.escape("not a Crossplane release version: 'v2.4'")):
+        _ = Engine("v2.4", primary=True).seeds_required_resources
+
+
+def _at(second: float) -> datetime.datetime:
+    return datetime.datetime(2026, 12, 1, 20, 0, tzinfo=datetime.UTC) + datetime.timedelta(
+        seconds=second
+    )
+
+
+def _crossplane_line(second: float, controller: str, namespace: str, name: str) -> str:
+    at = _at(second).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    request = f'{{"name":"{name}","namespace":"{namespace}"}}'
+    return f'{at}\tDEBUG\tcrossplane\tReconciling\t{{"controller": "{controller}", "request": {request}}}'
+
+
+def test_reconciles_are_read_from_crossplanes_debug_log(tmp_path: Path) -> None:
+    log = tmp_path / "crossplane.log"
+    log.write_text(
+        "\n".join(
+            [
+                _crossplane_line(
+                    1, "composite/coreweaveclusters.infrastructure.modelplane.ai", "ml-team", "a"
+                ),
+                _crossplane_line(
+                    2, "composite/civoclusters.infrastructure.modelplane.ai", "ml-team", "a"
+                ),
+                _crossplane_line(
+                    3, "composite/coreweaveclusters.infrastructure.modelplane.ai", "other", "a"
+                ),
+                _at(4).isoformat() + "\tDEBUG\tcrossplane\tSuccessfully composed resources\t{}",
+                _crossplane_line(
+                    5, "composite/coreweaveclusters.infrastructure.modelplane.ai", "ml-team", "a"
+                ),
+            ]
+        )
+        + "\n"
+    )
+    assert read_reconciles(log, COREWEAVE_CLUSTER_XR, "ml-team", "a") == [_at(1), _at(5)]
+    assert read_reconciles(log, CIVO_CLUSTER_XR, "ml-team", "a") == [_at(2)]
+
+
+def _call(second: float, memoised: bool = True, xr: str = "CoreWeaveCluster/ml-team/a") -> Call:
+    return Call(at=_at(second), xr=xr, required=(), memoised=memoised)
+
+
+@pytest.mark.parametrize(
+    ("begun", "calls", "expected"),
+    [
+        # v2.1: two calls per reconcile; the calls of a reconcile begun before the window
+        # (second 9) do not count.
+        (
+            [9, 20, 80],
+            [_call(9.1), _call(9.2), _call(20.1), _call(20.2), _call(80.1), _call(80.2)],
+            Reconciles(per_reconcile=(2, 2), memoised=4),
+        ),
+        # v2.4: one call each; another XR's calls and a composed-afresh call are told apart.
+        (
+            [20, 80],
+            [_call(20.1, memoised=False), _call(50, xr="CivoCluster/ml-team/a"), _call(80.1)],
+            Reconciles(per_reconcile=(1, 1), memoised=1),
+        ),
+        # A reconcile that made no call counts as one with none.
+        ([20, 40], [_call(40.1)], Reconciles(per_reconcile=(0, 1), memoised=1)),
+    ],
+)
+def test_calls_belong_to_the_reconcile_that_began_before_them(
+    begun: list[float], calls: list[Call], expected: Reconciles
+) -> None:
+    found = reconciles_of(
+        calls, [_at(s) for s in begun], "CoreWeaveCluster/ml-team/a", _at(10), _at(85)
+    )
+    assert found == expected
+    assert str(found).startswith(f"{expected.calls} calls in {expected.reconciles} reconciles")
