@@ -8,7 +8,7 @@ import base64
 import copy
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from crossplane.function import logging, resource
@@ -233,20 +233,27 @@ def _ints(data: Any) -> Any:
     return data
 
 
-# Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0) calls a
-# function at most this many times per reconcile.
+# Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)
+# calls a function at most this many times per reconcile.
 MAX_CALLS_PER_RECONCILE = 6
+
+Required = dict[str, list[dict[str, Any]]]
 
 
 def requirements_loop(
-    call: Callable[[dict[str, list[dict[str, Any]]] | None], fnv1.RunFunctionResponse],
+    call: Callable[[Required | None], fnv1.RunFunctionResponse],
     resolve: Callable[[fnv1.ResourceSelector], list[dict[str, Any]]],
+    seed: Mapping[str, fnv1.ResourceSelector] | None = None,
 ) -> list[fnv1.RunFunctionResponse]:
-    """Every call of one reconcile, as Crossplane makes them: the first without required
-    resources; then, while a response's requirements are not proto.Equal to the previous
-    call's (an unset message equals only an unset one) and no result is FATAL, fetch them and
-    call again."""
-    passes = [call(None)]
+    """Every call of one reconcile, as Crossplane makes them: then, while a response's
+    requirements are not proto.Equal to the previous call's (an unset message equals only an
+    unset one) and no result is FATAL, fetch them and call again.
+
+    Without `seed` the first call carries no required resources (Crossplane before v2.4). With
+    it (v2.4: the selectors the step required last reconcile) the first call carries what they
+    resolve to now, and is final when the response's requirements resolve to the same."""
+    sent = None if seed is None else {name: resolve(sel) for name, sel in seed.items()}
+    passes = [call(sent)]
     previous: fnv1.Requirements | None = None
     while len(passes) < MAX_CALLS_PER_RECONCILE:
         rsp = passes[-1]
@@ -255,9 +262,12 @@ def requirements_loop(
         current = rsp.requirements if rsp.HasField("requirements") else None
         if current == previous:
             break
-        previous = current
         wanted = current.resources.items() if current is not None else []
-        passes.append(call({name: resolve(selector) for name, selector in wanted}))
+        resolved = {name: resolve(selector) for name, selector in wanted}
+        if len(passes) == 1 and sent is not None and resolved == sent:
+            break
+        previous = current
+        passes.append(call(resolved))
     return passes
 
 
@@ -269,9 +279,18 @@ class World:
     reported, and whatever the function stopped returning is deleted.
     """
 
-    def __init__(self, xr: dict[str, Any], *, step_input: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        xr: dict[str, Any],
+        *,
+        step_input: dict[str, Any] | None = None,
+        seeded: bool = False,
+    ) -> None:
         self.xr = xr
         self.step_input = step_input
+        # Crossplane v2.4's loop: each reconcile's first call carries what the last one required.
+        self.seeded = seeded
+        self.last_requirements: dict[str, fnv1.ResourceSelector] = {}
         self.observed: dict[str, dict[str, Any]] = {}
         self.cluster_objects: list[dict[str, Any]] = []
         self.responses: list[fnv1.RunFunctionResponse] = []
@@ -282,9 +301,11 @@ class World:
         passes = requirements_loop(
             lambda required: run(request(self.xr, self.observed, required, self.step_input)),
             self._resolve,
+            self.last_requirements if self.seeded else None,
         )
         self.calls.append(len(passes))
         rsp = passes[-1]
+        self.last_requirements = dict(rsp.requirements.resources)
         self.responses.append(rsp)
         if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
             self._apply(rsp)

@@ -1,5 +1,6 @@
-"""Function calls per converged reconcile: what Crossplane's requirements loop needs, and the
-token still reaching the kubeconfig within one reconcile when it rotates or moves."""
+"""Function calls per converged reconcile: what Crossplane's requirements loop needs (before
+v2.4, and v2.4's, whose first call carries what the step required last time), and the token
+still reaching the kubeconfig within one reconcile when it rotates or moves."""
 
 from __future__ import annotations
 
@@ -40,8 +41,12 @@ def secret_requirement(name: str, namespace: str = "crossplane-system") -> Requi
     return Requirement("coreweave-credentials", "v1", "Secret", name, namespace)
 
 
-def coreweave_world() -> World:
-    world = World(coreweave_xr())
+# The two requirements loops, by the engines that run them (tests/support.py).
+LOOPS = pytest.mark.parametrize("seeded", [False, True], ids=["v2.1-loop", "v2.4-loop"])
+
+
+def coreweave_world(seeded: bool = False) -> World:
+    world = World(coreweave_xr(), seeded=seeded)
     world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
     converged(world)
     return world
@@ -61,10 +66,11 @@ def moved_to(name: str, token: str) -> list[dict[str, Any]]:
     return [config, secret]
 
 
-def test_converged_coreweave_reconcile_takes_two_calls() -> None:
-    world = coreweave_world()
+@LOOPS
+def test_converged_coreweave_reconcile_takes_two_calls_or_one_when_seeded(seeded: bool) -> None:
+    world = coreweave_world(seeded)
     world.reconcile()
-    assert world.calls[-1] == 2
+    assert world.calls[-1] == (1 if seeded else 2)
     assert world.observed["kubeconfig"]["metadata"]["annotations"][ANNOTATION] == (
         "crossplane-system/coreweave-creds"
     )
@@ -94,30 +100,52 @@ MOVED = "CW-SECRET-moved-00000000000002"
 
 
 @pytest.mark.parametrize(
-    ("change", "calls", "token", "source"),
+    ("change", "seeded", "calls", "token", "source"),
     [
         pytest.param(
             rotate_in_place,
+            False,
             [2, 2],
             ROTATED,
             "crossplane-system/coreweave-creds",
-            id="token-rotated-in-place",
+            id="token-rotated-in-place-v2.1-loop",
+        ),
+        # The seeded first call already carries the rotated Secret.
+        pytest.param(
+            rotate_in_place,
+            True,
+            [1, 1],
+            ROTATED,
+            "crossplane-system/coreweave-creds",
+            id="token-rotated-in-place-v2.4-loop",
         ),
         pytest.param(
             move_to_another_secret,
+            False,
             [3, 2],
             MOVED,
             "crossplane-system/coreweave-creds-v2",
-            id="providerconfig-names-another-secret",
+            id="providerconfig-names-another-secret-v2.1-loop",
+        ),
+        # The seeded call sees the ProviderConfig name the new Secret and asks for it; the
+        # reconcile after is seeded with it.
+        pytest.param(
+            move_to_another_secret,
+            True,
+            [2, 1],
+            MOVED,
+            "crossplane-system/coreweave-creds-v2",
+            id="providerconfig-names-another-secret-v2.4-loop",
         ),
     ],
 )
 def test_new_token_reaches_the_kubeconfig_on_the_next_reconcile(
-    change: Callable[[World], None], calls: list[int], token: str, source: str
+    change: Callable[[World], None], seeded: bool, calls: list[int], token: str, source: str
 ) -> None:
-    world = coreweave_world()
+    world = coreweave_world(seeded)
     change(world)
     world.reconcile()
+    assert kubeconfig_token(world) == token
     world.reconcile()
     assert world.calls[-2:] == calls
     assert kubeconfig_token(world) == token
@@ -125,8 +153,9 @@ def test_new_token_reaches_the_kubeconfig_on_the_next_reconcile(
     assert [results(rsp) for rsp in world.responses[-2:]] == [[], []]
 
 
-def test_converged_civo_reconcile_takes_one_call() -> None:
-    world = World(civo_xr())
+@LOOPS
+def test_converged_civo_reconcile_takes_one_call(seeded: bool) -> None:
+    world = World(civo_xr(), seeded=seeded)
     world.cluster_objects = [civo_connection_secret()]
     converged(world)
     world.reconcile()

@@ -249,15 +249,24 @@ def test_memo_leaves_keys_an_earlier_step_composed_to_write(
 
 
 @pytest.mark.parametrize(
-    ("kind", "passes"), [("CoreWeaveCluster", [2, 2, 2]), ("CivoCluster", [1, 1, 1])]
+    ("kind", "seeded", "passes"),
+    [
+        ("CoreWeaveCluster", False, [2, 2, 2]),
+        ("CivoCluster", False, [1, 1, 1]),
+        # Crossplane v2.4: the first call carries last reconcile's required resources; it is
+        # the old second pass, and the memo answers it.
+        ("CoreWeaveCluster", True, [1, 1, 1]),
+        ("CivoCluster", True, [1, 1, 1]),
+    ],
+    ids=["coreweave-v2.1-loop", "civo-v2.1-loop", "coreweave-v2.4-loop", "civo-v2.4-loop"],
 )
 def test_every_pass_of_a_converged_reconcile_is_memoised(
-    counted: dict[str, Counting], kind: str, passes: list[int]
+    counted: dict[str, Counting], kind: str, seeded: bool, passes: list[int]
 ) -> None:
     """Crossplane calls once per pass of its requirements loop; each pass has its own entry, so
     a converged reconcile runs no core at all, however many passes it takes."""
     xr, observed, _ = converged_coreweave() if kind == "CoreWeaveCluster" else converged_civo()
-    world = World(xr)
+    world = World(xr, seeded=seeded)
     world.observed = observed
     world.cluster_objects = (
         [CLUSTER_PROVIDER_CONFIG, credentials_secret()]

@@ -69,7 +69,7 @@ def _at(second: float) -> datetime.datetime:
 
 
 def _crossplane_line(second: float, controller: str, namespace: str, name: str) -> str:
-    at = _at(second).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    at = _at(second).strftime("%Y-%m-%dT%H:%M:%SZ")
     request = f'{{"name":"{name}","namespace":"{namespace}"}}'
     return f'{at}\tDEBUG\tcrossplane\tReconciling\t{{"controller": "{controller}", "request": {request}}}'
 
@@ -112,19 +112,25 @@ def _call(second: float, memoised: bool = True, xr: str = "CoreWeaveCluster/ml-t
         (
             [9, 20, 80],
             [_call(9.1), _call(9.2), _call(20.1), _call(20.2), _call(80.1), _call(80.2)],
-            Reconciles(per_reconcile=(2, 2), memoised=4),
+            Reconciles(groups=((1, 2), (1, 2)), memoised=4),
         ),
         # v2.4: one call each; another XR's calls and a composed-afresh call are told apart.
         (
             [20, 80],
             [_call(20.1, memoised=False), _call(50, xr="CivoCluster/ml-team/a"), _call(80.1)],
-            Reconciles(per_reconcile=(1, 1), memoised=1),
+            Reconciles(groups=((1, 1), (1, 1)), memoised=1),
         ),
-        # A reconcile that made no call counts as one with none.
-        ([20, 40], [_call(40.1)], Reconciles(per_reconcile=(0, 1), memoised=1)),
+        # A reconcile that made no call (the response cache answered it) counts as one with none.
+        ([20, 40], [_call(40.1)], Reconciles(groups=((1, 0), (1, 1)), memoised=1)),
+        # Crossplane logs whole seconds: two reconciles begun in one second count together.
+        (
+            [20.2, 20.7, 60],
+            [_call(20.3), _call(20.8), _call(60.1)],
+            Reconciles(groups=((2, 2), (1, 1)), memoised=3),
+        ),
     ],
 )
-def test_calls_belong_to_the_reconcile_that_began_before_them(
+def test_calls_belong_to_the_reconciles_that_began_before_them(
     begun: list[float], calls: list[Call], expected: Reconciles
 ) -> None:
     found = reconciles_of(
@@ -132,3 +138,11 @@ def test_calls_belong_to_the_reconcile_that_began_before_them(
     )
     assert found == expected
     assert str(found).startswith(f"{expected.calls} calls in {expected.reconciles} reconciles")
+
+
+@pytest.mark.parametrize(
+    ("groups", "calls", "took"),
+    [(((1, 2), (1, 2)), 2, True), (((1, 1), (1, 2)), 1, False), (((2, 2), (1, 1)), 1, True)],
+)
+def test_every_reconcile_took(groups: tuple[tuple[int, int], ...], calls: int, took: bool) -> None:
+    assert Reconciles(groups=groups, memoised=0).every_reconcile_took(calls) is took

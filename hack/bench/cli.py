@@ -151,10 +151,11 @@ def main(argv: list[str] | None = None) -> int:
                     cells.append(report.Cell(sc, fleet, stats))
                 memory_by_fleet[fleet] = {r: started[r].memory() for r in ROLES}
             for sc in built:
-                print(f"reconciles: {sc.label}, {args.reconciles} ...", flush=True)
-                reconciles[sc.label] = measure.reconciles(
-                    started["function"], sc, largest, args.reconciles
-                )
+                for loop in measure.LOOPS:
+                    print(f"reconciles: {sc.label}, {loop}, {args.reconciles} ...", flush=True)
+                    reconciles[f"{sc.label}, {loop}"] = measure.reconciles(
+                        started["function"], sc, largest, args.reconciles, loop
+                    )
             for sc in noisy:
                 print(
                     f"concurrent: {sc.label}, fleet of {largest}, {args.concurrency} callers, "

@@ -249,9 +249,18 @@ def in_process(scenario: Scenario, iterations: int, warmup: int) -> InProcess:
     )
 
 
-# Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0) calls a
-# function at most this many times in one reconcile.
+# Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)
+# calls a function at most this many times in one reconcile.
 MAX_CALLS_PER_RECONCILE = 1 + 5
+# The two requirements loops a converged reconcile can go through, by the engines that run them.
+# Before v2.4 the first call carries no required resources. From v2.4 it carries those the step
+# required last reconcile, and Crossplane stops after it when they already satisfy the answer's
+# requirements (composite/composition_functions.go, xfn/required_resources.go at v2.4.0).
+UNSEEDED_LOOP = "Crossplane v2.1-v2.3"
+SEEDED_LOOP = "Crossplane v2.4"
+LOOPS = (UNSEEDED_LOOP, SEEDED_LOOP)
+
+Required = dict[str, list[dict[str, Any]]]
 
 
 @dataclasses.dataclass
@@ -271,14 +280,19 @@ class Reconciles:
         return statistics.mean(self.calls) if self.calls else float("nan")
 
 
-def reconcile(server: Server, scenario: Scenario, member: int) -> tuple[int, int]:
-    """One reconcile of a fleet member as Crossplane runs it: the first call carries no
-    required resources; while the response's requirements differ from the previous call's,
-    Crossplane fetches them and calls again. Returns (calls, nanoseconds spent in them)."""
+def reconcile(
+    server: Server, scenario: Scenario, member: int, seed: Required | None
+) -> tuple[int, int, Required]:
+    """One reconcile of a fleet member as Crossplane runs it. The first call carries `seed`
+    (None: no required resources, the loop before v2.4); while the response's requirements
+    differ from the previous call's, Crossplane fetches them and calls again, except that a
+    seeded first call whose requirements resolve to what it carried is final. Returns (calls,
+    nanoseconds spent in them, the required resources the last requirements resolve to: the
+    next reconcile's seed)."""
     identity = scenario.base.member(member)
     # A member's names, back to the base XR's, to look its requirements up.
     base_names = {fn(identity): old for old, fn in scenario.renames.items()}
-    required: dict[str, list[dict[str, Any]]] | None = None
+    required: Required | None = seed
     previous: fnv1.Requirements | None = None
     calls, elapsed = 0, 0
     for _ in range(MAX_CALLS_PER_RECONCILE):
@@ -293,31 +307,38 @@ def reconcile(server: Server, scenario: Scenario, member: int) -> tuple[int, int
         current = rsp.requirements if rsp.HasField("requirements") else None
         if current == previous:
             break
-        previous = current
-        required = {}
+        resolved: Required = {}
         for name, selector in rsp.requirements.resources.items():
             base = fnv1.ResourceSelector()
             base.CopyFrom(selector)
             base.match_name = base_names.get(selector.match_name, selector.match_name)
             base.namespace = base_names.get(selector.namespace, selector.namespace)
-            required[name] = scenario.resolve(base)
+            resolved[name] = scenario.resolve(base)
+        if calls == 1 and seed is not None and resolved == seed:
+            break
+        previous, required = current, resolved
     else:
         raise SystemExit(f"bench: {scenario.label}: requirements did not stabilise")
     check_response(scenario, rsp, f"reconcile of member {member}")
-    return calls, elapsed
+    return calls, elapsed, required or {}
 
 
-def reconciles(server: Server, scenario: Scenario, fleet: int, count: int) -> Reconciles:
-    """`count` converged reconciles of members of a fleet of `fleet`, in turn. A converged XR
-    was reconciled before (Crossplane reconciles each about once a minute), so every member
-    measured is reconciled once first, untimed."""
+def reconciles(server: Server, scenario: Scenario, fleet: int, count: int, loop: str) -> Reconciles:
+    """`count` converged reconciles of members of a fleet of `fleet`, in turn, through `loop`.
+    A converged XR was reconciled before (Crossplane reconciles each about once a minute), so
+    every member measured is reconciled once first, untimed, which also gives the seeded loop
+    what the member required last time."""
     members = [r % fleet for r in range(count)]
+    seeded = loop == SEEDED_LOOP
+    last: dict[int, Required] = {}
     for member in sorted(set(members)):
-        reconcile(server, scenario, member)
+        last[member] = reconcile(server, scenario, member, None)[2]
     stats = Reconciles()
     cpu_before = server.cpu()
     for member in members:
-        calls, elapsed = reconcile(server, scenario, member)
+        calls, elapsed, last[member] = reconcile(
+            server, scenario, member, last[member] if seeded else None
+        )
         stats.calls.append(calls)
         stats.latencies_ms.append(elapsed / 1e6)
     stats.cpu_s = server.cpu() - cpu_before

@@ -23,9 +23,11 @@ from .harness.controlplane import CROSSPLANE_NAMESPACE
 from .harness.kube import ApiError, condition, is_true, wait_for
 from .harness.stages import (
     CONVERGE_SECONDS,
+    QUIET_SECONDS,
     converged_idle_window,
     get_xr,
     same_objects,
+    wait_quiet,
     wait_ready,
 )
 from .harness.suite import Suite
@@ -52,6 +54,11 @@ CREDENTIALS_SECRET = "coreweave-credentials"
 # A rotated org token reaches the kubeconfig Secret within this long where Crossplane watches the
 # credentials Secret (a required resource, v2.4+): one reconcile, on a loaded 2-core machine...
 ROTATION_WATCHED_SECONDS = 15
+# ...provided the XR's watch circuit breaker lets the Secret's event through: closed, or open
+# with its half-open slot free, which it is once no event has reached the XR for 30 s
+# (halfOpenInterval, internal/circuit/token_bucket.go). Right after a burst (the cluster coming
+# up, a Ready flap) an open breaker drops the event and the change waits for the poll.
+BREAKER_HALF_OPEN_SECONDS = 30
 # ...and otherwise at the XR's next poll: the pipeline's 60 s TTL plus Crossplane's 10 % jitter,
 # and the same slack.
 ROTATION_POLLED_SECONDS = 66 + ROTATION_WATCHED_SECONDS
@@ -161,6 +168,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         # --- token rotated: the org token's new value reaches the kubeconfig -----------------
         log.begin(name, "token-rotated")
         rotated = suite.plane.rotated_org_token
+        wait_quiet(log, XR_KIND, name, BREAKER_HALF_OPEN_SECONDS + QUIET_SECONDS)
 
         def kubeconfig_token() -> str:
             secret = api.get(kinds.SECRET, kubeconfig_name, namespace)

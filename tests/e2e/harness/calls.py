@@ -97,24 +97,35 @@ def read_reconciles(log: Path, kind: Kind, namespace: str, name: str) -> list[da
 
 @dataclasses.dataclass(frozen=True)
 class Reconciles:
-    # The calls each reconcile that began in the window took, in order.
-    per_reconcile: tuple[int, ...]
+    # Per second of Crossplane's log in which reconciles began (it logs whole seconds): how many
+    # began in it, and the calls they took together, in order.
+    groups: tuple[tuple[int, int], ...]
     memoised: int  # of those calls, the ones the memo answered
 
     @property
     def reconciles(self) -> int:
-        return len(self.per_reconcile)
+        return sum(began for began, _ in self.groups)
 
     @property
     def calls(self) -> int:
-        return sum(self.per_reconcile)
+        return sum(calls for _, calls in self.groups)
+
+    def every_reconcile_took(self, calls: int) -> bool:
+        return all(took == began * calls for began, took in self.groups)
 
     def __str__(self) -> str:
-        shape = ", ".join(str(n) for n in self.per_reconcile) or "none"
-        return (
-            f"{self.calls} calls in {self.reconciles} reconciles (calls per reconcile: {shape}), "
-            f"{self.memoised} answered by the memo"
+        shape = ", ".join(
+            str(took) if began == 1 else f"{took} in {began} reconciles of one second"
+            for began, took in self.groups
         )
+        return (
+            f"{self.calls} calls in {self.reconciles} reconciles (calls per reconcile: "
+            f"{shape or 'none'}), {self.memoised} answered by the memo"
+        )
+
+
+def _whole_second(at: datetime.datetime) -> datetime.datetime:
+    return at.replace(microsecond=0)
 
 
 def reconciles_of(
@@ -124,22 +135,25 @@ def reconciles_of(
     start: datetime.datetime,
     end: datetime.datetime,
 ) -> Reconciles:
-    """The calls of each reconcile of xr that began between start and end.
+    """The calls of the reconciles of xr that began between start and end.
 
     A reconcile's calls are xr's calls from its beginning to the next reconcile's (or to the end
     of the logs, for the last one): read the logs a little after end, so that the last
-    reconcile's calls are in them.
+    reconcile's calls are in them. Crossplane logs whole seconds, so reconciles that began in
+    the same second are counted together, with the calls from that second on.
     """
     mine = sorted((c for c in calls if c.xr == xr), key=lambda c: c.at)
     times = [c.at for c in mine]
-    counts: list[int] = []
+    seconds = sorted({_whole_second(b) for b in begun})
+    groups: list[tuple[int, int]] = []
     memoised = 0
-    for index, began in enumerate(begun):
-        if not start <= began <= end:
+    for index, second in enumerate(seconds):
+        if not _whole_second(start) <= second <= end:
             continue
-        until = begun[index + 1] if index + 1 < len(begun) else None
-        first = bisect.bisect_left(times, began)
+        began = sum(1 for b in begun if _whole_second(b) == second)
+        until = seconds[index + 1] if index + 1 < len(seconds) else None
+        first = bisect.bisect_left(times, second)
         last = bisect.bisect_left(times, until) if until is not None else len(times)
-        counts.append(last - first)
+        groups.append((began, last - first))
         memoised += sum(1 for c in mine[first:last] if c.memoised)
-    return Reconciles(per_reconcile=tuple(counts), memoised=memoised)
+    return Reconciles(groups=tuple(groups), memoised=memoised)

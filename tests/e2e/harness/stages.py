@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import kinds
 from .calls import Reconciles, read_calls, read_reconciles, reconciles_of
 from .kube import ApiError, Kind, Kube, condition, is_true, wait_for
-from .watchlog import explain
+from .watchlog import WatchLog, explain
 from .xr import Composed, composed
 
 if TYPE_CHECKING:
@@ -56,25 +56,35 @@ def same_objects(before: dict[str, Composed], after: dict[str, Composed]) -> Non
     assert not changed, f"re-created or deleting: {changed}"
 
 
-def settle_and_measure_idle(
-    suite: Suite, kind: Kind, name: str, namespace: str, composed_kinds: tuple[Kind, ...]
-) -> tuple[list[str], int, Reconciles]:
-    """Waits until the XR and its composed resources stop changing, then watches them for a
-    full reconcile period. Returns the real changes seen in it (none = no churn), described,
-    how many events were only Crossplane's circuit breaker closing (Responsive=True), and the
-    function calls each reconcile of the XR that began in the window took."""
-    api, log = suite.plane.api, suite.log
+def wait_quiet(log: WatchLog, kind: Kind, name: str, seconds: float) -> None:
+    """Waits until no watch event has touched the XR or anything it composed for `seconds`."""
     wait_for(
-        f"{name} and its composed resources to stop changing",
-        lambda: time.monotonic() - log.last_change_at(name, kind.kind) > QUIET_SECONDS,
+        f"{name} and its composed resources to stop changing for {seconds:g} s",
+        lambda: time.monotonic() - log.last_change_at(name, kind.kind) > seconds,
         CONVERGE_SECONDS,
         interval=1,
     )
+
+
+def settle_and_measure_idle(
+    suite: Suite,
+    kind: Kind,
+    name: str,
+    namespace: str,
+    composed_kinds: tuple[Kind, ...],
+    window_seconds: float = IDLE_WINDOW_SECONDS,
+) -> tuple[list[str], int, Reconciles]:
+    """Waits until the XR and its composed resources stop changing, then watches them for
+    window_seconds (at least a full reconcile period). Returns the real changes seen in it (none = no churn), described,
+    how many events were only Crossplane's circuit breaker closing (Responsive=True), and the
+    function calls each reconcile of the XR that began in the window took."""
+    api, log = suite.plane.api, suite.log
+    wait_quiet(log, kind, name, QUIET_SECONDS)
     before = composed(api, name, namespace, composed_kinds)
     start = time.monotonic()
     window_start = datetime.datetime.now(datetime.UTC)
     # A measurement window, not a wait for a condition: it must last a whole reconcile period.
-    while time.monotonic() - start < IDLE_WINDOW_SECONDS:
+    while time.monotonic() - start < window_seconds:
         time.sleep(1)
     window_end = datetime.datetime.now(datetime.UTC)
     history = log.of(name, kind.kind)
@@ -116,7 +126,7 @@ def converged_idle_window(
     )
     assert not changes, f"changes after convergence (hot loop?): {changes}"
     assert calls.reconciles >= 1, f"no reconcile of {name} began in the idle window: {calls}"
-    assert set(calls.per_reconcile) == {expected}, (
+    assert calls.every_reconcile_took(expected), (
         f"{suite.engine.label}: expected {expected} calls per converged reconcile of {name}: {calls}"
     )
     assert calls.memoised == calls.calls, f"a converged reconcile was composed afresh: {calls}"
