@@ -1,7 +1,7 @@
 """Two function processes behind one endpoint share Crossplane's calls.
 
-Crossplane v2.1 dials a function's endpoint with gRPC `round_robin` over every address its name
-resolves to, so replicas of the function (deploy/runtime-config.yaml) share the load. Here the
+Crossplane (v2.1 to v2.4) dials a function's endpoint with gRPC `round_robin` over every address
+its name resolves to, so replicas of the function (deploy/runtime-config.yaml) share the load. Here the
 endpoint's name resolves to two processes; a CivoCluster created while they serve must be
 composed by both, and its calls split between them.
 """
