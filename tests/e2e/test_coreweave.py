@@ -54,14 +54,14 @@ CREDENTIALS_SECRET = "coreweave-credentials"
 # A rotated org token reaches the kubeconfig Secret within this long where Crossplane watches the
 # credentials Secret (a required resource, v2.4+): one reconcile, on a loaded 2-core machine...
 ROTATION_WATCHED_SECONDS = 15
-# ...provided the XR's watch circuit breaker lets the Secret's event through: closed, or open
-# with its half-open slot free, which it is once no event has reached the XR for 30 s
-# (halfOpenInterval, internal/circuit/token_bucket.go). Right after a burst (the cluster coming
-# up, a Ready flap) an open breaker drops the event and the change waits for the poll.
-BREAKER_HALF_OPEN_SECONDS = 30
 # ...and otherwise at the XR's next poll: the pipeline's 60 s TTL plus Crossplane's 10 % jitter,
 # and the same slack.
 ROTATION_POLLED_SECONDS = 66 + ROTATION_WATCHED_SECONDS
+# The watched bound holds when the XR's watch circuit breaker lets the Secret's event through:
+# closed, or open with its half-open slot free, which it is once no event has reached the XR for
+# 30 s (halfOpenInterval, internal/circuit/token_bucket.go). Right after a burst (the cluster
+# coming up, a Ready flap) an open breaker drops the event and the change waits for the poll.
+BREAKER_HALF_OPEN_SECONDS = 30
 
 
 def pool_keys(keys: set[str], pool: str) -> set[str]:

@@ -3,10 +3,11 @@
 At --debug the function logs one `composed` line per call: the XR, the required resources the
 request carried, and whether its memo answered. At --debug Crossplane logs `Reconciling` as each
 reconcile of an XR begins, naming its composite controller and the request. Each call belongs to
-the last reconcile of its XR that began before it (controller-runtime never runs two reconciles
-of one object at once), so calls per reconcile are counted without assuming how an engine's
-requirements loop starts: before v2.4 every reconcile begins with a call that carries no required
-resources; from v2.4 the first call carries those the step required last time.
+the reconciles of its XR that began before it (controller-runtime never runs two reconciles of
+one object at once; Crossplane logs whole seconds, so reconciles of one second count together),
+so calls per reconcile are counted without assuming how an engine's requirements loop starts:
+before v2.4 every reconcile begins with a call that carries no required resources; from v2.4 the
+first call carries those the step required last time.
 """
 
 from __future__ import annotations
@@ -65,15 +66,12 @@ def composite_controller(kind: Kind) -> str:
 
 
 def _request_of(fields: dict[str, object]) -> tuple[str, str] | None:
-    """(namespace, name) of a reconcile request as Crossplane logs it."""
+    """(namespace, name) of a reconcile request as Crossplane logs it:
+    `"request": {"name":"inference-east","namespace":"ml-team"}`."""
     request = fields.get("request")
-    if isinstance(request, dict):
-        lowered = {str(k).lower(): str(v) for k, v in request.items()}
-        return lowered.get("namespace", ""), lowered.get("name", "")
-    if isinstance(request, str) and "/" in request:
-        namespace, name = request.split("/", 1)
-        return namespace, name
-    return None
+    if not isinstance(request, dict):
+        return None
+    return str(request.get("namespace", "")), str(request.get("name", ""))
 
 
 def read_reconciles(log: Path, kind: Kind, namespace: str, name: str) -> list[datetime.datetime]:

@@ -18,11 +18,11 @@ from .binaries import versions
 # included in function packages, but states that they will not be installed",
 # internal/controller/pkg/revision/reconciler.go).
 INSTALLS_FUNCTION_PACKAGE_CRDS_BEFORE = (2, 2, 0)
-# Crossplane v2.4.0 seeds each step's first call with the resources it required last reconcile
-# and stops after that call when they already satisfy its requirements
-# (composite/composition_functions.go, xfn/required_resources.go); it also watches those
-# resources, so a changed one triggers a reconcile instead of waiting for the poll.
-SEEDS_REQUIRED_RESOURCES_FROM = (2, 4, 0)
+# Crossplane v2.4.0 tracks the resources each step required: it seeds the step's next first call
+# with them and stops after that call when they already satisfy its requirements
+# (composite/composition_functions.go, xfn/required_resources.go), and it watches them, so a
+# changed one triggers a reconcile instead of waiting for the poll.
+TRACKS_REQUIRED_RESOURCES_FROM = (2, 4, 0)
 
 
 def _semver(version: str) -> tuple[int, int, int]:
@@ -50,13 +50,13 @@ class Engine:
 
     @property
     def seeds_required_resources(self) -> bool:
-        return _semver(self.version) >= SEEDS_REQUIRED_RESOURCES_FROM
+        return _semver(self.version) >= TRACKS_REQUIRED_RESOURCES_FROM
 
     @property
     def watches_required_resources(self) -> bool:
         """Whether a changed required resource (a rotated credentials Secret) reconciles the
         XR at once; otherwise it is seen at the XR's next poll."""
-        return _semver(self.version) >= SEEDS_REQUIRED_RESOURCES_FROM
+        return _semver(self.version) >= TRACKS_REQUIRED_RESOURCES_FROM
 
     def calls_per_converged_reconcile(self, requires_resources: bool) -> int:
         """The function calls one converged reconcile of an XR takes.

@@ -75,9 +75,10 @@ def settle_and_measure_idle(
     window_seconds: float = IDLE_WINDOW_SECONDS,
 ) -> tuple[list[str], int, Reconciles]:
     """Waits until the XR and its composed resources stop changing, then watches them for
-    window_seconds (at least a full reconcile period). Returns the real changes seen in it (none = no churn), described,
-    how many events were only Crossplane's circuit breaker closing (Responsive=True), and the
-    function calls each reconcile of the XR that began in the window took."""
+    window_seconds (at least a full reconcile period). Returns the real changes seen in it
+    (none = no churn), described, how many events were only Crossplane's circuit breaker
+    closing (Responsive=True), and the function calls of the XR's reconciles that began in the
+    window."""
     api, log = suite.plane.api, suite.log
     wait_quiet(log, kind, name, QUIET_SECONDS)
     before = composed(api, name, namespace, composed_kinds)
