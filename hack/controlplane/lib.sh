@@ -64,7 +64,8 @@ module_dir() {
   dir="$(sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' <<<"$answer")"
   if [[ -z "$dir" ]]; then
     echo "the Go module proxy does not serve $1:" >&2
-    sed -n 's/^[[:space:]]*"Error": "\(.*\)"$/  \1/p' <<<"$answer" >&2
+    # The proxy's answer arrives JSON-escaped: one line, its own line breaks as \n\t.
+    sed -n 's/^[[:space:]]*"Error": "\(.*\)"$/  \1/p' <<<"$answer" | sed 's/\\n\\t/; /g' >&2
     return 1
   fi
   echo "$dir"
