@@ -5,7 +5,7 @@
 # same wheels with the same script, hack/image/install-venv.sh, on the same Debian and Python:
 #
 #   make wheels    # this checkout's wheel + the locked dependency wheels -> build/wheels
-#   docker build --tag=function-inference-clusters:v0.1.0 .
+#   docker build --tag=function-inference-clusters:v0.2.0 .
 #
 # Debian 12's own python3 (3.11) rather than the python:3.11 image, whose Python lives in
 # /usr/local and follows its own patch releases: make image installs Debian's packages too.

@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "example"
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
-# Composition of each composite kind.
+# Composition of each composite kind, relative to a checkout's root.
 COMPOSITIONS = {
-    "CoreWeaveCluster": ROOT / "apis" / "coreweaveclusters" / "composition.yaml",
-    "CivoCluster": ROOT / "apis" / "civoclusters" / "composition.yaml",
+    "CoreWeaveCluster": Path("apis") / "coreweaveclusters" / "composition.yaml",
+    "CivoCluster": Path("apis") / "civoclusters" / "composition.yaml",
 }
 # Stages in lifecycle order; each has example/<set>/observed/<stage>.yaml.
 STAGES = ("new", "cluster-ready", "converged", "ready-flap")
@@ -87,20 +87,31 @@ def has_documents(path: Path) -> bool:
     return any(line and not line.startswith("#") for line in path.read_text().splitlines())
 
 
-def example_sets() -> list[str]:
+def example_sets(root: Path = ROOT) -> list[str]:
     """Every example/<set>/ with an xr.yaml: the team examples and the API reference's."""
-    return sorted(p.name for p in EXAMPLES.iterdir() if (p / "xr.yaml").is_file())
+    return sorted(p.name for p in (root / "example").iterdir() if (p / "xr.yaml").is_file())
 
 
-def composition(folder: Path) -> Path:
+def composition(folder: Path, root: Path = ROOT) -> Path:
     for line in (folder / "xr.yaml").read_text().splitlines():
         if line.startswith("kind:"):
-            return COMPOSITIONS[line.split(":", 1)[1].strip()]
+            return root / COMPOSITIONS[line.split(":", 1)[1].strip()]
     raise SystemExit(f"{folder / 'xr.yaml'}: no kind")
 
 
-def render(crank: str, cloud: str, stage: str, port: int, tmp: Path, *, results: bool) -> str:
-    folder = EXAMPLES / cloud
+def render(
+    crank: str,
+    cloud: str,
+    stage: str,
+    port: int,
+    tmp: Path,
+    *,
+    results: bool,
+    root: Path = ROOT,
+) -> str:
+    """One stage of one example set through crank and the function on `port`; `root` is the
+    checkout whose example/ and apis/ are rendered (another release's, for the release tests)."""
+    folder = root / "example" / cloud
     functions = tmp / f"{cloud}-functions.yaml"
     functions.write_text(
         (folder / "functions.yaml").read_text().replace("localhost:9443", f"127.0.0.1:{port}")
@@ -109,7 +120,7 @@ def render(crank: str, cloud: str, stage: str, port: int, tmp: Path, *, results:
         crank,
         "render",
         str(folder / "xr.yaml"),
-        str(composition(folder)),
+        str(composition(folder, root)),
         str(functions),
         "--include-full-xr",
         "--timeout=30s",

@@ -13,12 +13,14 @@ from __future__ import annotations
 import base64
 import datetime
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from tests.support import free_port
 
 from . import kinds
+from .binaries import REPO
 from .certs import issue
 from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
 from .kube import ApiError, is_true, wait_for
@@ -59,10 +61,16 @@ def build_package(plane: ControlPlane, repo: Path) -> Path:
     return output
 
 
+def package_version() -> str:
+    """The version the working tree's package is tagged with, pyproject.toml's."""
+    with (REPO / "pyproject.toml").open("rb") as handle:
+        return str(tomllib.load(handle)["project"]["version"])
+
+
 def push_package(plane: ControlPlane, package: Path) -> str:
     # A loopback IP, not localhost: the Function CRD wants a dotted registry host, and crank and
     # Crossplane speak plain http to loopback registries.
-    reference = f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_NAME}:v0.1.0"
+    reference = f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_NAME}:v{package_version()}"
     result = plane.processes.run(
         "crank-xpkg-push",
         [str(plane.binaries.crank), "xpkg", "push", f"--package-files={package}", reference],

@@ -1,0 +1,170 @@
+"""Upgrading from the previous release recreates nothing: what it composed keeps its key and its
+names when this version composes it.
+
+The previous release is pinned by its commit in hack/release/previous.env. Its example inputs
+(XRs, observed stages, required resources, functions) and its Compositions, as they were at that
+commit, are rendered with this version's function through the real crank; every composed
+resource the previous release's committed render has must come out under the same key with the
+same identity: kind, object name, and the names the providers and the cluster know it by. A
+changed one makes Crossplane delete and recreate it: a CKS cluster, a Civo pool, a NodePool.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import tarfile
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hack import render as render_script
+
+ROOT = Path(__file__).resolve().parents[1]
+PREVIOUS = ROOT / "hack" / "release" / "previous.env"
+RESOURCE_KEY = "crossplane.io/composition-resource-name"
+EXTERNAL_NAME = "crossplane.io/external-name"
+
+
+def pinned() -> dict[str, str]:
+    found = dict(re.findall(r"^([A-Z_]+)=(\S+)$", PREVIOUS.read_text(), re.MULTILINE))
+    assert set(found) == {"PREVIOUS_RELEASE", "PREVIOUS_RELEASE_COMMIT"}, found
+    return found
+
+
+def git(*args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def commit() -> str:
+    if shutil.which("git") is None or git("rev-parse", "--git-dir").returncode != 0:
+        pytest.skip("not a git checkout: the previous release is read from main's history")
+    sha = pinned()["PREVIOUS_RELEASE_COMMIT"]
+    assert git("cat-file", "-e", f"{sha}^{{commit}}").returncode == 0, (
+        f"commit {sha} of release {pinned()['PREVIOUS_RELEASE']} is not in this clone "
+        "(a shallow clone? `git fetch --unshallow`)"
+    )
+    return sha
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in tomllib.loads(text)["project"]["version"].split("."))
+
+
+def test_the_previous_release_is_in_mains_history_and_older(commit: str) -> None:
+    assert git("merge-base", "--is-ancestor", commit, "HEAD").returncode == 0, (
+        f"{commit} is not an ancestor of HEAD"
+    )
+    then = git("show", f"{commit}:pyproject.toml").stdout.decode()
+    now = (ROOT / "pyproject.toml").read_text()
+    release = pinned()["PREVIOUS_RELEASE"]
+    assert _version(then) == tuple(int(p) for p in release.split(".")), "pin and version differ"
+    assert _version(now) > _version(then), "pyproject.toml's version is not past the release"
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    for version in (release, ".".join(str(p) for p in _version(now))):
+        assert re.search(rf"^## {re.escape(version)}\b", changelog, re.MULTILINE), (
+            f"CHANGELOG.md has no section for {version}"
+        )
+
+
+def identity(doc: dict[str, Any]) -> dict[str, Any]:
+    """What a composed resource is known by: a change to any of it recreates the resource."""
+    meta = doc.get("metadata") or {}
+    for_provider = (doc.get("spec") or {}).get("forProvider") or {}
+    manifest = for_provider.get("manifest") or {}
+    found = {
+        "apiVersion": doc.get("apiVersion"),
+        "kind": doc.get("kind"),
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "external name": (meta.get("annotations") or {}).get(EXTERNAL_NAME),
+        # The cloud's names: a CKS cluster's, a VPC's, a Civo cluster's and firewall's...
+        "provider name": for_provider.get("name"),
+        # ...a Civo network's and pool's label (a pool's Civo ID)...
+        "provider label": for_provider.get("label"),
+        # ...and the in-cluster object a provider-kubernetes Object manages.
+        "manifest": {
+            "apiVersion": manifest.get("apiVersion"),
+            "kind": manifest.get("kind"),
+            "name": (manifest.get("metadata") or {}).get("name"),
+            "namespace": (manifest.get("metadata") or {}).get("namespace"),
+        }
+        if manifest
+        else None,
+    }
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def composed_identities(rendered: str) -> dict[str, dict[str, Any]]:
+    """Every composed resource of a crank render, by resource key."""
+    return {
+        doc["metadata"]["annotations"][RESOURCE_KEY]: identity(doc)
+        for doc in yaml.safe_load_all(rendered)
+        if doc and RESOURCE_KEY in ((doc.get("metadata") or {}).get("annotations") or {})
+    }
+
+
+@pytest.fixture(scope="module")
+def previous_checkout(commit: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The previous release's example/ and apis/, as committed there."""
+    root = tmp_path_factory.mktemp("previous-release")
+    archive = git("archive", "--format=tar", commit, "example", "apis")
+    assert archive.returncode == 0, archive.stderr.decode()
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(root, filter="data")
+    return root
+
+
+@pytest.fixture(scope="module")
+def crank() -> str:
+    found = render_script.find_crank()
+    if found is None:
+        pytest.skip("the Crossplane CLI (crank) is not installed: run `make crank` (needs Go)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def function_port() -> Iterator[int]:
+    with render_script.function_server() as port:
+        yield port
+
+
+def test_this_version_composes_what_the_previous_release_did_under_the_same_names(
+    previous_checkout: Path, crank: str, function_port: int, tmp_path: Path
+) -> None:
+    stages = [
+        (example, stage)
+        for example in render_script.example_sets(previous_checkout)
+        for stage in render_script.STAGES
+        if (previous_checkout / "example" / example / "rendered" / f"{stage}.yaml").is_file()
+    ]
+    assert len(stages) >= 8, f"the previous release has too few committed renders: {stages}"
+    problems = []
+    for example, stage in stages:
+        then = composed_identities(
+            (previous_checkout / "example" / example / "rendered" / f"{stage}.yaml").read_text()
+        )
+        now = composed_identities(
+            render_script.render(
+                crank,
+                example,
+                stage,
+                function_port,
+                tmp_path,
+                results=False,
+                root=previous_checkout,
+            )
+        )
+        for key, was in then.items():
+            if key not in now:
+                problems.append(f"{example}/{stage}: {key} is no longer composed")
+            elif now[key] != was:
+                problems.append(f"{example}/{stage}: {key} was {was}, is {now[key]}")
+    assert not problems, "\n".join(problems)
