@@ -67,10 +67,13 @@ def package_version() -> str:
         return str(tomllib.load(handle)["project"]["version"])
 
 
-def push_package(plane: ControlPlane, package: Path) -> str:
+def push_package(plane: ControlPlane, package: Path, version: str | None = None) -> str:
+    """Pushes a package to the local registry, tagged v<version> (the working tree's unless
+    given), and returns its reference."""
     # A loopback IP, not localhost: the Function CRD wants a dotted registry host, and crank and
     # Crossplane speak plain http to loopback registries.
-    reference = f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_NAME}:v{package_version()}"
+    tag = f"v{version or package_version()}"
+    reference = f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_NAME}:{tag}"
     result = plane.processes.run(
         "crank-xpkg-push",
         [str(plane.binaries.crank), "xpkg", "push", f"--package-files={package}", reference],
@@ -104,13 +107,37 @@ class FunctionRuntime:
             INSTALL_SECONDS,
         )
         self._write_tls_secret()
-        self._start_function()
+        self._start_function(self.repo)
         wait_for(
             "the Function to become Healthy (runtime status accepted)",
             lambda: self._assert_runtime_status(revision["metadata"]["name"]),
             INSTALL_SECONDS,
             interval=1,
         )
+
+    def serve(self, reference: str, source: Path) -> dict[str, Any]:
+        """Points the Function at another package, as a user upgrading or rolling back does, and
+        plays the runtime for the revision Crossplane activates: the running function stops
+        (as a Deployment rolls), `source`'s starts on a new port, and the new revision reports
+        it. Returns that revision once Crossplane calls the Function Healthy on it."""
+        api = self.plane.api
+        api.merge_patch(kinds.FUNCTION, FUNCTION_NAME, {"spec": {"package": reference}})
+
+        def activated() -> dict[str, Any] | None:
+            revision = self._active_revision()
+            return revision if revision and revision["spec"]["image"] == reference else None
+
+        revision = wait_for(f"a FunctionRevision of {reference} active", activated, INSTALL_SECONDS)
+        self.plane.processes.stop("function")
+        self._start_function(source)
+        wait_for(
+            f"the Function Healthy on {revision['metadata']['name']}",
+            lambda: self._assert_runtime_status(revision["metadata"]["name"]),
+            INSTALL_SECONDS,
+            interval=1,
+        )
+        self.reference = reference
+        return revision
 
     @property
     def endpoint(self) -> str:
@@ -122,14 +149,15 @@ class FunctionRuntime:
         """The function's server certificate, key and Crossplane's CA, as files."""
         return self.plane.work / "function-tls"
 
-    def function_argv(self, address: str) -> list[str]:
-        """The function as the runtime runs it: mTLS with the runtime's certificate, --debug."""
-        return [
-            str(Path(sys.executable).parent / "function"),
-            f"--tls-certs-dir={self.certs_dir}",
-            f"--address={address}",
-            "--debug",
-        ]
+    def function_argv(self, address: str, source: Path | None = None) -> list[str]:
+        """The function as the runtime runs it: mTLS with the runtime's certificate, --debug.
+        From another release's source, its `function` console script's entry point, run with
+        that source first on the path."""
+        if source is None or source == self.repo:
+            command = [str(Path(sys.executable).parent / "function")]
+        else:
+            command = [sys.executable, "-c", "from function.main import cli; cli()"]
+        return [*command, f"--tls-certs-dir={self.certs_dir}", f"--address={address}", "--debug"]
 
     def point_at(self, endpoint: str) -> None:
         """Sets the active revision's status.endpoint, the target Crossplane dials: a changed
@@ -171,26 +199,38 @@ class FunctionRuntime:
         server.write(self.certs_dir)
         (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
 
-    def _start_function(self) -> None:
+    def _start_function(self, source: Path) -> None:
         self.port = free_port()
         self.plane.processes.start(
-            "function", self.function_argv(f"127.0.0.1:{self.port}"), cwd=self.repo
+            "function",
+            self.function_argv(f"127.0.0.1:{self.port}", source),
+            # `python -c` puts the working directory first on the path, before this checkout's
+            # editable install: the function package imported is source's.
+            cwd=source,
+            env={"PYTHONPATH": str(source)},
         )
 
     def _assert_runtime_status(self, revision_name: str) -> bool:
-        """Sets what a runtime reports on the revision, until Crossplane calls it Healthy.
+        """Sets what a runtime reports on the revision, until Crossplane calls the Function
+        Healthy on that revision.
 
         Crossplane's revision controller writes the same status; a merge patch that carries the
         resourceVersion fails rather than overwrite a concurrent write, and the next poll retries.
         """
         self.plane.processes.check_alive()
-        function = self.plane.api.get(kinds.FUNCTION, FUNCTION_NAME)
-        if is_true(function, "Healthy"):
-            return True
         revision = self.plane.api.get(kinds.FUNCTION_REVISION, revision_name)
         if revision is None:
             return False
         status = revision.get("status", {})
+        wanted = {"tlsServerSecretName": TLS_SECRET, "endpoint": self.endpoint}
+        runtime_healthy = any(
+            c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
+            for c in status.get("conditions", [])
+        )
+        if runtime_healthy and all(status.get(k) == v for k, v in wanted.items()):
+            function = self.plane.api.get(kinds.FUNCTION, FUNCTION_NAME)
+            current = ((function or {}).get("status") or {}).get("currentRevision")
+            return is_true(function, "Healthy") and current == revision_name
         conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
         conditions.append(
             {
@@ -202,13 +242,6 @@ class FunctionRuntime:
                 ),
             }
         )
-        wanted = {"tlsServerSecretName": TLS_SECRET, "endpoint": self.endpoint}
-        runtime_healthy = any(
-            c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
-            for c in status.get("conditions", [])
-        )
-        if runtime_healthy and all(status.get(k) == v for k, v in wanted.items()):
-            return False
         self._patch_status(revision, {**wanted, "conditions": conditions})
         return False
 

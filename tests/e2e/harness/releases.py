@@ -1,0 +1,126 @@
+"""The previous release (hack/release/previous.env): its source as committed, exported from main's
+history, and its Function package built from that source, both cached by commit outside the
+clone (~/.cache/function-inference-clusters/releases/<version>-<commit>/).
+
+The package is built as `make xpkg` builds it: the release's own `make image` (its Debian root
+filesystem, its wheels), then crank packs the release's package/ folder with that image. The
+External runtime serves the release's source with this checkout's environment, which is only
+that release if both lock the same dependencies: checked, and refused otherwise.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .binaries import REPO, cache_root
+from .runtime import FUNCTION_NAME
+
+PREVIOUS_ENV = REPO / "hack" / "release" / "previous.env"
+# What the function runs with: the same in both releases, or this environment is not theirs.
+DEPENDENCY_FILES = ("hack/image/requirements.lock",)
+# The release's `make image` with cached Debian packages takes about a minute; cold, a few.
+BUILD_SECONDS = 900
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    commit: str
+    source: Path  # the release's files, as committed
+    package: Path  # its Function package, runtime image embedded
+
+
+def _dependencies(pyproject: str) -> str:
+    """The [project] dependencies block of a pyproject.toml, as written."""
+    match = re.search(r"^dependencies = \[.*?^\]", pyproject, re.MULTILINE | re.DOTALL)
+    return match.group(0) if match else ""
+
+
+def previous_release(crank: Path) -> Release:
+    pinned = dict(re.findall(r"^([A-Z_]+)=(\S+)$", PREVIOUS_ENV.read_text(), re.MULTILINE))
+    version, commit = pinned["PREVIOUS_RELEASE"], pinned["PREVIOUS_RELEASE_COMMIT"]
+    home = cache_root() / "releases" / f"{version}-{commit[:12]}"
+    release = Release(version, commit, home / "source", home / f"{FUNCTION_NAME}.xpkg")
+    if not release.source.is_dir():
+        _export(commit, release.source)
+    _check_same_dependencies(release)
+    if not release.package.exists():
+        _build_package(release, crank)
+    return release
+
+
+def _export(commit: str, source: Path) -> None:
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", commit],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        raise RuntimeError(
+            f"cannot export release commit {commit} from main's history "
+            f"(a shallow clone?): {archive.stderr.decode()}"
+        )
+    source.parent.mkdir(parents=True, exist_ok=True)
+    partial = Path(tempfile.mkdtemp(prefix="source.", dir=source.parent))
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(partial, filter="data")
+    # Only a complete export ever appears under the final name.
+    partial.rename(source)
+
+
+def _check_same_dependencies(release: Release) -> None:
+    files = [*DEPENDENCY_FILES, "pyproject.toml"]
+    then = {f: (release.source / f).read_text() for f in files}
+    now = {f: (REPO / f).read_text() for f in files}
+    differ = [f for f in DEPENDENCY_FILES if then[f] != now[f]]
+    if _dependencies(then["pyproject.toml"]) != _dependencies(now["pyproject.toml"]):
+        differ.append("pyproject.toml dependencies")
+    if differ:
+        raise RuntimeError(
+            f"release {release.version} locks other dependencies ({', '.join(differ)}): "
+            "serving its source from this environment would not be that release"
+        )
+
+
+def _build_package(release: Release, crank: Path) -> None:
+    image = subprocess.run(
+        ["make", "-C", str(release.source), "image"],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_SECONDS,
+        check=False,
+    )
+    if image.returncode != 0:
+        raise RuntimeError(f"release {release.version}: make image failed:\n{image.stderr[-3000:]}")
+    with tempfile.TemporaryDirectory() as scratch:
+        examples = Path(scratch) / "no-examples"
+        examples.mkdir()
+        partial = release.package.with_suffix(".partial")
+        packed = subprocess.run(
+            [
+                str(crank),
+                "xpkg",
+                "build",
+                f"--package-root={release.source / 'package'}",
+                f"--embed-runtime-image-tarball={release.source / 'build' / 'image.tar'}",
+                f"--examples-root={examples}",
+                f"--package-file={partial}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if packed.returncode != 0:
+            raise RuntimeError(
+                f"release {release.version}: crank xpkg build failed:\n{packed.stderr}"
+            )
+        partial.rename(release.package)
+    # The image is in the package now; the release's build folder is not kept twice.
+    shutil.rmtree(release.source / "build", ignore_errors=True)
