@@ -107,13 +107,7 @@ class FunctionRuntime:
             INSTALL_SECONDS,
         )
         self._write_tls_secret()
-        self._start_function(self.repo)
-        wait_for(
-            "the Function to become Healthy (runtime status accepted)",
-            lambda: self._assert_runtime_status(revision["metadata"]["name"]),
-            INSTALL_SECONDS,
-            interval=1,
-        )
+        self._run(revision, self.repo)
 
     def serve(self, reference: str, source: Path) -> dict[str, Any]:
         """Points the Function at another package, as a user upgrading or rolling back does, and
@@ -128,16 +122,21 @@ class FunctionRuntime:
             return revision if revision and revision["spec"]["image"] == reference else None
 
         revision = wait_for(f"a FunctionRevision of {reference} active", activated, INSTALL_SECONDS)
+        self._run(revision, source)
+        self.reference = reference
+        return revision
+
+    def _run(self, revision: dict[str, Any], source: Path) -> None:
+        """Serves a revision as a runtime does: the running function (if any) stops, `source`'s
+        starts, and the revision reports it until Crossplane calls the Function Healthy on it."""
         self.plane.processes.stop("function")
         self._start_function(source)
         wait_for(
-            f"the Function Healthy on {revision['metadata']['name']}",
+            f"the Function Healthy on {revision['metadata']['name']} (runtime status accepted)",
             lambda: self._assert_runtime_status(revision["metadata"]["name"]),
             INSTALL_SECONDS,
             interval=1,
         )
-        self.reference = reference
-        return revision
 
     @property
     def endpoint(self) -> str:
