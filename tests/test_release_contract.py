@@ -1,9 +1,9 @@
 """Upgrading from the previous release recreates nothing: what it composed keeps its key and its
 names when this version composes it.
 
-The previous release is pinned by its commit in hack/release/previous.env. Its example inputs
-(XRs, observed stages, required resources, functions) and its Compositions, as they were at that
-commit, are rendered with this version's function through the real crank; every composed
+The previous release is pinned by its commit in hack/release/previous.env (read and exported
+by tests/e2e/harness/releases.py). Its example inputs (XRs, observed stages, required resources,
+functions) and its Compositions, as they were at that commit, are rendered with this version's function through the real crank; every composed
 resource the previous release's committed render has must come out under the same key with the
 same identity: kind, object name, and the names the providers and the cluster know it by. A
 changed one makes Crossplane delete and recreate it: a CKS cluster, a Civo pool, a NodePool.
@@ -11,11 +11,9 @@ changed one makes Crossplane delete and recreate it: a CKS cluster, a Civo pool,
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
 import subprocess
-import tarfile
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,17 +23,11 @@ import pytest
 import yaml
 
 from hack import render as render_script
+from tests.e2e.harness.releases import export, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
-PREVIOUS = ROOT / "hack" / "release" / "previous.env"
 RESOURCE_KEY = "crossplane.io/composition-resource-name"
 EXTERNAL_NAME = "crossplane.io/external-name"
-
-
-def pinned() -> dict[str, str]:
-    found = dict(re.findall(r"^([A-Z_]+)=(\S+)$", PREVIOUS.read_text(), re.MULTILINE))
-    assert set(found) == {"PREVIOUS_RELEASE", "PREVIOUS_RELEASE_COMMIT"}, found
-    return found
 
 
 def git(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -46,9 +38,9 @@ def git(*args: str) -> subprocess.CompletedProcess[bytes]:
 def commit() -> str:
     if shutil.which("git") is None or git("rev-parse", "--git-dir").returncode != 0:
         pytest.skip("not a git checkout: the previous release is read from main's history")
-    sha = pinned()["PREVIOUS_RELEASE_COMMIT"]
+    release, sha = pinned()
     assert git("cat-file", "-e", f"{sha}^{{commit}}").returncode == 0, (
-        f"commit {sha} of release {pinned()['PREVIOUS_RELEASE']} is not in this clone "
+        f"commit {sha} of release {release} is not in this clone "
         "(a shallow clone? `git fetch --unshallow`)"
     )
     return sha
@@ -64,7 +56,7 @@ def test_the_previous_release_is_in_mains_history_and_older(commit: str) -> None
     )
     then = git("show", f"{commit}:pyproject.toml").stdout.decode()
     now = (ROOT / "pyproject.toml").read_text()
-    release = pinned()["PREVIOUS_RELEASE"]
+    release, _ = pinned()
     assert _version(then) == tuple(int(p) for p in release.split(".")), "pin and version differ"
     assert _version(now) > _version(then), "pyproject.toml's version is not past the release"
     changelog = (ROOT / "CHANGELOG.md").read_text()
@@ -115,10 +107,7 @@ def composed_identities(rendered: str) -> dict[str, dict[str, Any]]:
 def previous_checkout(commit: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The previous release's example/ and apis/, as committed there."""
     root = tmp_path_factory.mktemp("previous-release")
-    archive = git("archive", "--format=tar", commit, "example", "apis")
-    assert archive.returncode == 0, archive.stderr.decode()
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(root, filter="data")
+    export(commit, root, "example", "apis")
     return root
 
 

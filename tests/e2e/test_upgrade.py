@@ -10,7 +10,6 @@ must be Ready again. Pointing back at the previous release's tag (a rollback) mu
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import yaml
@@ -27,7 +26,7 @@ from .harness.stages import (
     wait_ready,
 )
 from .harness.suite import Suite
-from .harness.xr import COMPOSITE_LABEL, RESOURCE_NAME
+from .harness.xr import composed
 
 NAMESPACE = "ml-team"
 COREWEAVE_NAME = "upgrade-east"
@@ -61,12 +60,8 @@ def snapshot(api: Kube) -> dict[str, tuple[str, Any]]:
     in-cluster objects (spec: their own controllers may write it)."""
     found: dict[str, tuple[str, Any]] = {}
     for _, name, composed_kinds, _ in xrs():
-        for kind in composed_kinds:
-            for obj in api.list(kind, NAMESPACE, labels=f"{COMPOSITE_LABEL}={name}"):
-                key = (obj["metadata"].get("annotations") or {}).get(RESOURCE_NAME, "")
-                # A Secret's content is its spec.
-                spec = obj.get("spec", obj.get("data"))
-                found[f"{name}/{key}"] = (obj["metadata"]["uid"], copy.deepcopy(spec))
+        for key, ref in composed(api, name, NAMESPACE, composed_kinds).items():
+            found[f"{name}/{key}"] = (ref.uid, ref.content)
     for kind, live_name in LIVE:
         live = api.get(kind, live_name)
         assert live is not None, f"{kind.kind} {live_name} is not in the cluster"

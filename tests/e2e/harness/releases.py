@@ -43,36 +43,44 @@ def _dependencies(pyproject: str) -> str:
     return match.group(0) if match else ""
 
 
+def pinned() -> tuple[str, str]:
+    """(version, commit) of the previous release, as hack/release/previous.env pins it."""
+    found = dict(re.findall(r"^([A-Z_]+)=(\S+)$", PREVIOUS_ENV.read_text(), re.MULTILINE))
+    if set(found) != {"PREVIOUS_RELEASE", "PREVIOUS_RELEASE_COMMIT"}:
+        raise ValueError(f"{PREVIOUS_ENV}: expected PREVIOUS_RELEASE and its commit, got {found}")
+    return found["PREVIOUS_RELEASE"], found["PREVIOUS_RELEASE_COMMIT"]
+
+
 def previous_release(crank: Path) -> Release:
-    pinned = dict(re.findall(r"^([A-Z_]+)=(\S+)$", PREVIOUS_ENV.read_text(), re.MULTILINE))
-    version, commit = pinned["PREVIOUS_RELEASE"], pinned["PREVIOUS_RELEASE_COMMIT"]
+    version, commit = pinned()
     home = cache_root() / "releases" / f"{version}-{commit[:12]}"
     release = Release(version, commit, home / "source", home / f"{FUNCTION_NAME}.xpkg")
     if not release.source.is_dir():
-        _export(commit, release.source)
+        home.mkdir(parents=True, exist_ok=True)
+        source = Path(tempfile.mkdtemp(prefix="source.", dir=home))
+        export(commit, source)
+        # Only a complete export ever appears under the final name.
+        source.rename(release.source)
     _check_same_dependencies(release)
     if not release.package.exists():
         _build_package(release, crank)
     return release
 
 
-def _export(commit: str, source: Path) -> None:
+def export(commit: str, destination: Path, *paths: str) -> None:
+    """Writes a commit's files (only `paths`, if given) into destination, as committed."""
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", "--format=tar", commit],
+        ["git", "-C", str(REPO), "archive", "--format=tar", commit, *paths],
         capture_output=True,
         check=False,
     )
     if archive.returncode != 0:
         raise RuntimeError(
-            f"cannot export release commit {commit} from main's history "
+            f"cannot export commit {commit} from main's history "
             f"(a shallow clone?): {archive.stderr.decode()}"
         )
-    source.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix="source.", dir=source.parent))
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(partial, filter="data")
-    # Only a complete export ever appears under the final name.
-    partial.rename(source)
+        tar.extractall(destination, filter="data")
 
 
 def _check_same_dependencies(release: Release) -> None:

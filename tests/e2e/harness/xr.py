@@ -19,6 +19,8 @@ class Composed:
     name: str
     uid: str
     deleting: bool
+    # What the function composed: the spec, or a Secret's data.
+    content: Any = None
 
 
 def composed(api: Kube, xr: str, namespace: str, kinds: tuple[Kind, ...]) -> dict[str, Composed]:
@@ -29,7 +31,12 @@ def composed(api: Kube, xr: str, namespace: str, kinds: tuple[Kind, ...]) -> dic
             meta = obj["metadata"]
             key = (meta.get("annotations") or {}).get(RESOURCE_NAME, "")
             found[key] = Composed(
-                key, kind.kind, meta["name"], meta["uid"], bool(meta.get("deletionTimestamp"))
+                key,
+                kind.kind,
+                meta["name"],
+                meta["uid"],
+                bool(meta.get("deletionTimestamp")),
+                obj.get("spec", obj.get("data")),
             )
     return found
 
