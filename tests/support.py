@@ -207,6 +207,15 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def listening(address: str, port: int) -> bool:
+    """Whether something accepts TCP connections there now."""
+    try:
+        with socket.create_connection((address, port), 0.5):
+            return True
+    except OSError:
+        return False
+
+
 def run(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     """The servicer's answer, built as under --debug (the log line included: every test then
     proves it never fails, whatever the request; logging itself is off unless a test turns it

@@ -19,7 +19,7 @@ from tests.support import free_port
 from . import kinds
 from .binaries import Binaries
 from .certs import KeyPair, issue, new_ca, service_account_key_pem
-from .kube import ApiError, Kube, answers_ok, wait_for
+from .kube import ApiError, Kube, answers_ok
 from .processes import ProcessGroup
 
 CROSSPLANE_NAMESPACE = "crossplane-system"
@@ -107,6 +107,14 @@ class ControlPlane:
         peer_port = free_port()
         client_url = f"http://127.0.0.1:{self.etcd_port}"
         peer_url = f"http://127.0.0.1:{peer_port}"
+
+        def healthy() -> bool:
+            try:
+                with urllib.request.urlopen(f"{client_url}/health", timeout=5) as answer:  # noqa: S310 (loopback http)
+                    return bool(json.load(answer).get("health") == "true")
+            except OSError:
+                return False
+
         self.processes.start(
             "etcd",
             [
@@ -121,17 +129,9 @@ class ControlPlane:
                 # Test data only: durability is not worth the fsync latency on a small VM.
                 "--unsafe-no-fsync",
             ],
+            ready=healthy,
         )
-
-        def healthy() -> bool:
-            self.processes.check_alive()
-            try:
-                with urllib.request.urlopen(f"{client_url}/health", timeout=5) as answer:  # noqa: S310 (loopback http)
-                    return bool(json.load(answer).get("health") == "true")
-            except OSError:
-                return False
-
-        wait_for("etcd /health", healthy, STARTUP_SECONDS)
+        self.processes.wait_ready("etcd", STARTUP_SECONDS)
 
     def _start_apiserver(self) -> None:
         pki = self.work / "pki"
@@ -173,18 +173,10 @@ class ControlPlane:
                 # No Service endpoints to maintain: nothing here runs in pods.
                 "--endpoint-reconciler-type=none",
             ],
+            ready=self._apiserver_ready,
         )
         self.kube = Kube(self.api_port, self.ca_file, pki / "admin.crt", pki / "admin.key")
-
-        def ready() -> bool:
-            self.processes.check_alive()
-            try:
-                self.api.request("GET", "/readyz")
-            except (ApiError, OSError, ValueError):
-                return False
-            return True
-
-        wait_for("kube-apiserver /readyz", ready, STARTUP_SECONDS)
+        self.processes.wait_ready("kube-apiserver", STARTUP_SECONDS)
         self.admin_kubeconfig = self.work / "admin.kubeconfig"
         self.admin_kubeconfig.write_text(
             json.dumps(
@@ -198,6 +190,13 @@ class ControlPlane:
                 )
             )
         )
+
+    def _apiserver_ready(self) -> bool:
+        try:
+            self.api.request("GET", "/readyz")
+        except (ApiError, OSError, ValueError):
+            return False
+        return True
 
     def _start_controller_manager(self) -> None:
         config = str(self.admin_kubeconfig)
@@ -283,13 +282,9 @@ class ControlPlane:
                 *flags,
             ],
             env={"KUBECONFIG": str(self.admin_kubeconfig)},
+            ready=lambda: answers_ok(f"http://127.0.0.1:{health_port}/readyz"),
         )
-
-        def healthy() -> bool:
-            self.processes.check_alive()
-            return answers_ok(f"http://127.0.0.1:{health_port}/readyz")
-
-        wait_for("crossplane /readyz", healthy, STARTUP_SECONDS)
+        self.processes.wait_ready("crossplane", STARTUP_SECONDS)
         # With --package-runtime=External nothing registers the Usage webhook; without it a
         # Usage protects nothing and deletion order is not enforced.
         self.api.apply(
@@ -323,14 +318,11 @@ class ControlPlane:
     def _start_registry(self) -> None:
         self.registry_port = free_port()
         self.processes.start(
-            "registry", [str(self.binaries.registry), f"127.0.0.1:{self.registry_port}"]
+            "registry",
+            [str(self.binaries.registry), f"127.0.0.1:{self.registry_port}"],
+            ready=lambda: answers_ok(f"http://127.0.0.1:{self.registry_port}/v2/"),
         )
-
-        def serving() -> bool:
-            self.processes.check_alive()
-            return answers_ok(f"http://127.0.0.1:{self.registry_port}/v2/")
-
-        wait_for("the OCI registry", serving, STARTUP_SECONDS)
+        self.processes.wait_ready("registry", STARTUP_SECONDS)
 
 
 def _data(secret: dict[str, Any], key: str) -> bytes:

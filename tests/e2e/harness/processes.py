@@ -1,6 +1,7 @@
 """Starts the control plane's processes, each logging to its own file, and stops every one of
 them by PID: on normal exit, on a failure and on Ctrl-C (an atexit hook backs up the fixture's
-teardown)."""
+teardown). A process can also be killed as a crash kills it and brought back with the same
+command, as a Pod's container restarts (tests/e2e/harness/faults.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from .kube import wait_for
 
 # A process gets this long to exit on SIGTERM (Crossplane and the API server drain first)...
 TERM_GRACE_SECONDS = 10
 # ...and this many log lines of each component are printed when a test fails.
 LOG_TAIL_LINES = 40
+# A restarted component is ready again within seconds; this is for a loaded 2-core machine.
+RESTART_SECONDS = 120
 
 
 @dataclass
@@ -24,6 +29,12 @@ class Managed:
     name: str
     process: subprocess.Popen[bytes]
     log: Path
+    # What started it, to start it again the same way after a crash.
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path | None
+    # Whether it is ready (serving), if its owner said how to tell.
+    ready: Callable[[], bool] | None = None
 
 
 class ProcessGroup:
@@ -41,22 +52,56 @@ class ProcessGroup:
         argv: Sequence[str],
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
+        ready: Callable[[], bool] | None = None,
     ) -> Managed:
+        """Starts a process; `ready` tells when it serves, for restart() to wait on."""
         log = self.log_dir / f"{name}.log"
-        with log.open("ab") as sink:
-            process = subprocess.Popen(
-                list(argv),
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                env={**os.environ, **(env or {})},
-                cwd=cwd,
-                # Its own session: Ctrl-C reaches only pytest, whose teardown stops it in order.
-                start_new_session=True,
-            )
-        managed = Managed(name, process, log)
+        managed = Managed(name, _spawn(argv, env, cwd, log), log, list(argv), env or {}, cwd, ready)
         self._managed.append(managed)
         return managed
+
+    def kill(self, name: str) -> None:
+        """SIGKILL, as an OOM kill or a node loss ends a process: no drain, no cleanup."""
+        managed = self._one(name)
+        managed.process.kill()
+        managed.process.wait()
+
+    def restart(self, name: str) -> None:
+        """Starts a killed (or exited) process again with the same command and environment, on
+        the same ports, and waits until it is ready."""
+        managed = self._one(name)
+        if managed.process.poll() is None:
+            raise RuntimeError(f"{name} is still running; kill it first")
+        with managed.log.open("ab") as sink:
+            sink.write(
+                f"\n===== restarted by the e2e harness at {time.time():.3f} =====\n".encode()
+            )
+        managed.process = _spawn(managed.argv, managed.env, managed.cwd, managed.log)
+        self.wait_ready(name, RESTART_SECONDS)
+
+    def wait_ready(self, name: str, timeout: float) -> None:
+        """Waits until the process's `ready` probe passes; fails at once if it exits."""
+        managed = self._one(name)
+        if managed.ready is not None:
+            wait_for(f"{name} ready", lambda: self._ready(managed), timeout)
+
+    def running(self, name: str) -> bool:
+        return self._one(name).process.poll() is None
+
+    def _one(self, name: str) -> Managed:
+        found = [m for m in self._managed if m.name == name]
+        if len(found) != 1:
+            raise RuntimeError(f"{len(found)} processes named {name!r} are managed")
+        return found[0]
+
+    def _ready(self, managed: Managed) -> bool:
+        if managed.process.poll() is not None:
+            raise RuntimeError(
+                f"{managed.name} exited with {managed.process.returncode} after its restart:\n"
+                f"{tail(managed.log, LOG_TAIL_LINES)}"
+            )
+        assert managed.ready is not None
+        return managed.ready()
 
     def run(
         self,
@@ -103,6 +148,22 @@ class ProcessGroup:
         for log in sorted(self.log_dir.glob("*.log")):
             parts.append(f"===== {log.name} (last {lines} lines) =====\n{tail(log, lines)}")
         return "\n".join(parts)
+
+
+def _spawn(
+    argv: Sequence[str], env: dict[str, str] | None, cwd: Path | None, log: Path
+) -> subprocess.Popen[bytes]:
+    with log.open("ab") as sink:
+        return subprocess.Popen(
+            list(argv),
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
+            # Its own session: Ctrl-C reaches only pytest, whose teardown stops it in order.
+            start_new_session=True,
+        )
 
 
 def _stop(process: subprocess.Popen[bytes]) -> None:

@@ -15,7 +15,7 @@ from tests.support import free_port
 
 from .certs import issue
 from .controlplane import ControlPlane
-from .kube import answers_ok, wait_for
+from .kube import answers_ok
 
 # Fixed in v1.2.1: controller-runtime's default webhook port (it serves a conversion webhook for
 # its legacy cluster-scoped Object API) and metrics address; neither has a flag.
@@ -72,14 +72,10 @@ class ProviderKubernetes:
                 "TLS_SERVER_CERTS_DIR": str(certs),
                 "SSL_CERT_FILE": str(trust),
             },
+            ready=lambda: answers_ok(f"http://127.0.0.1:{health_port}/readyz"),
         )
         self.server_side_apply = server_side_apply
-
-        def ready() -> bool:
-            plane.processes.check_alive()
-            return answers_ok(f"http://127.0.0.1:{health_port}/readyz")
-
-        wait_for("provider-kubernetes /readyz", ready, STARTUP_SECONDS)
+        plane.processes.wait_ready(PROCESS_NAME, STARTUP_SECONDS)
 
     def restart(self, server_side_apply: bool, poll: str = "") -> None:
         self.plane.processes.stop(PROCESS_NAME)

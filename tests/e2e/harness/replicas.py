@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support import free_port
+from tests.support import free_port, listening
 
 from .dns import NameServer
 from .kube import wait_for
@@ -28,12 +27,6 @@ LISTEN_SECONDS = 60
 class Replicas:
     endpoint: str
     logs: list[Path]  # each process's --debug log
-
-
-def _listening(address: str, port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((address, port), 0.5):
-        return True
-    return False
 
 
 @contextlib.contextmanager
@@ -53,7 +46,7 @@ def replicas(runtime: FunctionRuntime, count: int) -> Iterator[Replicas]:
         for address in addresses:
             wait_for(
                 f"a function replica to listen on {address}:{port}",
-                lambda address=address: _listening(address, port),
+                lambda address=address: listening(address, port),
                 LISTEN_SECONDS,
                 interval=0.2,
             )

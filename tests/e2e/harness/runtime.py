@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from tests.support import free_port
+from tests.support import free_port, listening
 
 from . import kinds
 from .binaries import REPO
@@ -29,6 +29,8 @@ FUNCTION_NAME = "function-inference-clusters"
 # The package `make xpkg` (issue 12) builds, runtime image embedded; used when present.
 MAKE_XPKG_OUTPUT = Path("build") / f"{FUNCTION_NAME}.xpkg"
 TLS_SECRET = f"{FUNCTION_NAME}-tls-server"
+# Its log is function.log (tests/e2e/harness/calls.py reads it).
+FUNCTION_PROCESS = "function"
 # A name tests/e2e/test_replicas.py resolves to several function processes; the server
 # certificate carries it, as a runtime's carries its Service's name.
 REPLICAS_HOST = "fic-function.e2e.test"
@@ -92,7 +94,7 @@ class FunctionRuntime:
         self.port = 0
         self.reference = ""
         # The function runs at --debug: one line per call (tests/e2e/harness/calls.py).
-        self.function_log = plane.processes.log_dir / "function.log"
+        self.function_log = plane.processes.log_dir / f"{FUNCTION_PROCESS}.log"
 
     def install(self) -> None:
         plane = self.plane
@@ -129,7 +131,7 @@ class FunctionRuntime:
     def _run(self, revision: dict[str, Any], source: Path) -> None:
         """Serves a revision as a runtime does: the running function (if any) stops, `source`'s
         starts, and the revision reports it until Crossplane calls the Function Healthy on it."""
-        self.plane.processes.stop("function")
+        self.plane.processes.stop(FUNCTION_PROCESS)
         self._start_function(source)
         wait_for(
             f"the Function Healthy on {revision['metadata']['name']} (runtime status accepted)",
@@ -198,15 +200,25 @@ class FunctionRuntime:
         server.write(self.certs_dir)
         (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
 
+    def kill(self) -> None:
+        """SIGKILLs the function, as an OOM kill or a lost node does; Crossplane's calls fail."""
+        self.plane.processes.kill(FUNCTION_PROCESS)
+
+    def restart(self) -> None:
+        """Starts the killed function again on the same port, as its Pod's container restarts
+        behind the same Service, and waits until it listens."""
+        self.plane.processes.restart(FUNCTION_PROCESS)
+
     def _start_function(self, source: Path) -> None:
-        self.port = free_port()
+        port = self.port = free_port()
         self.plane.processes.start(
-            "function",
-            self.function_argv(f"127.0.0.1:{self.port}", source),
+            FUNCTION_PROCESS,
+            self.function_argv(f"127.0.0.1:{port}", source),
             # `python -c` puts the working directory first on the path, before this checkout's
             # editable install: the function package imported is source's.
             cwd=source,
             env={"PYTHONPATH": str(source)},
+            ready=lambda: listening("127.0.0.1", port),
         )
 
     def _assert_runtime_status(self, revision_name: str) -> bool:
