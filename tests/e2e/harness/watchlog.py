@@ -29,6 +29,8 @@ class Change:
     conditions: tuple[tuple[str, str, str], ...]
     # The whole object minus metadata noise, kept to tell what an event changed.
     content: Any = None
+    # Deleted, or its deletion begun (a deletionTimestamp, finalizers still holding it).
+    deleting: bool = False
 
 
 @dataclass
@@ -112,6 +114,7 @@ class WatchLog:
                 resource_version=meta["resourceVersion"],
                 conditions=conditions,
                 content=_content(obj),
+                deleting=event["type"] == "DELETED" or bool(meta.get("deletionTimestamp")),
             )
             with self._lock:
                 self.changes.append(change)

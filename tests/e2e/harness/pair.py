@@ -1,0 +1,180 @@
+"""A CoreWeaveCluster and a CivoCluster converged side by side, and what they are made of by
+identity: the scene of every test that changes the world around converged XRs (a package
+upgrade, a fault) and must prove that nothing was re-created, changed or deleted on the way."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from . import kinds
+from .binaries import REPO
+from .kube import Kind, Kube, condition, wait_for
+from .stages import CONVERGE_SECONDS, QUIET_SECONDS, delete_coreweave_xr, wait_quiet
+from .xr import composed
+
+if TYPE_CHECKING:
+    from .suite import Suite
+
+NAMESPACE = "ml-team"
+# In-cluster objects every CoreWeaveCluster makes under fixed names, besides its pools'.
+COREWEAVE_FIXED_LIVE = (
+    (kinds.CKS_NODEPOOL, "modelplane-system"),
+    (kinds.STORAGE_CLASS, "shared-vast-delete"),
+)
+# What a test may find for one object: its UID (a re-created object has a new one) and what
+# was composed into it (a change is a change the function made, or a provider's drift).
+Identity = tuple[str, Any]
+Snapshot = dict[str, Identity]
+
+
+@dataclass
+class Member:
+    kind: Kind
+    composed_kinds: tuple[Kind, ...]
+    manifest: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["metadata"]["name"])
+
+    @property
+    def pools(self) -> list[dict[str, Any]]:
+        return list(self.manifest["spec"]["nodePools"])
+
+
+def _manifest(example: str, name: str, pools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    manifest: dict[str, Any] = yaml.safe_load((REPO / "example" / example / "xr.yaml").read_text())
+    manifest["metadata"]["name"] = name
+    if pools is not None:
+        manifest["spec"]["nodePools"] = pools
+    return manifest
+
+
+@dataclass
+class Pair:
+    suite: Suite
+    coreweave: Member
+    civo: Member
+
+    @classmethod
+    def of(
+        cls,
+        suite: Suite,
+        name: str,
+        coreweave_pools: list[dict[str, Any]] | None = None,
+        civo_pools: list[dict[str, Any]] | None = None,
+    ) -> Pair:
+        """`<name>-east` (a CoreWeaveCluster) and `<name>-lon` (a CivoCluster), from the
+        committed examples with these pools (None: the example's)."""
+        return cls(
+            suite,
+            Member(
+                kinds.COREWEAVE_CLUSTER_XR,
+                kinds.COREWEAVE_COMPOSED,
+                _manifest("coreweave", f"{name}-east", coreweave_pools),
+            ),
+            Member(
+                kinds.CIVO_CLUSTER_XR,
+                kinds.CIVO_COMPOSED,
+                _manifest("civo", f"{name}-lon", civo_pools),
+            ),
+        )
+
+    @property
+    def members(self) -> tuple[Member, Member]:
+        return (self.coreweave, self.civo)
+
+    def apply(self) -> None:
+        for member in self.members:
+            self.suite.plane.api.apply(member.kind, member.manifest)
+
+    def add_pool(self, member: Member, pool: dict[str, Any]) -> None:
+        """Appends a pool to the XR's spec (a merge patch of the whole list, as `kubectl edit`)."""
+        pools = [*member.pools, copy.deepcopy(pool)]
+        self.suite.plane.api.merge_patch(
+            member.kind, member.name, {"spec": {"nodePools": pools}}, NAMESPACE
+        )
+        member.manifest["spec"]["nodePools"] = pools
+
+    def live(self) -> list[tuple[Kind, str]]:
+        """The CoreWeaveCluster's objects inside its cluster: one NodePool per pool (named as
+        the pool), the system pool and the StorageClass clone. (A CivoCluster's autoscaler
+        Release is applied by the fake provider: nothing of it is live.)"""
+        pools = [(kinds.CKS_NODEPOOL, str(p["name"])) for p in self.coreweave.pools]
+        return [*pools, *COREWEAVE_FIXED_LIVE]
+
+    def snapshot(self) -> Snapshot:
+        """UID and content of everything both XRs composed (by XR and key), and of the live
+        in-cluster objects (all but metadata and status: their own controllers write those)."""
+        api = self.suite.plane.api
+        found: Snapshot = {}
+        for member in self.members:
+            for key, ref in composed(api, member.name, NAMESPACE, member.composed_kinds).items():
+                found[f"{member.name}/{key}"] = (ref.uid, ref.content)
+        for kind, name in self.live():
+            live = api.get(kind, name)
+            assert live is not None, f"{kind.kind} {name} is not in the cluster"
+            content = {k: v for k, v in live.items() if k not in ("metadata", "status")}
+            found[f"live {kind.kind}/{name}"] = (live["metadata"]["uid"], content)
+        return found
+
+    def settled(self) -> Snapshot:
+        """Waits until both XRs are Synced and Ready on their latest generation (a reconcile
+        has succeeded since their last edit: a condition left from before a fault proves
+        nothing) and nothing of theirs has changed for a while."""
+        api = self.suite.plane.api
+        for member in self.members:
+            wait_for(
+                f"{member.name} Synced and Ready on its latest generation",
+                functools.partial(_reconciled, api, member),
+                CONVERGE_SECONDS,
+            )
+            wait_quiet(self.suite.log, member.kind, member.name, QUIET_SECONDS)
+        return self.snapshot()
+
+    def last_change_at(self) -> float:
+        """When the watch log last saw either XR or anything they composed change."""
+        return max(self.suite.log.last_change_at(m.name, m.kind.kind) for m in self.members)
+
+    def deletions_since(self, start: float) -> list[str]:
+        """Every DELETED watch event, or deletion begun, of anything either XR composed since
+        `start`."""
+        found = []
+        for member in self.members:
+            for change in self.suite.log.of(member.name, member.kind.kind):
+                if change.at >= start and change.kind != member.kind.kind and change.deleting:
+                    found.append(f"{change.type} {change.kind}/{change.name} at {change.at:.1f}")
+        return found
+
+    def delete(self) -> None:
+        api = self.suite.plane.api
+        api.delete(self.civo.kind, self.civo.name, NAMESPACE)
+        delete_coreweave_xr(api, self.coreweave.name, NAMESPACE)
+
+
+def _reconciled(api: Kube, member: Member) -> bool:
+    xr = api.get(member.kind, member.name, NAMESPACE) or {}
+    generation = xr.get("metadata", {}).get("generation")
+    return all(
+        condition(xr, kind).get("status") == "True"
+        and condition(xr, kind).get("observedGeneration") == generation
+        for kind in ("Synced", "Ready")
+    )
+
+
+def differences(before: Snapshot, after: Snapshot, new: frozenset[str] = frozenset()) -> list[str]:
+    """What changed between two snapshots, but for the `new` keys, which must have appeared."""
+    found = [f"gone: {key}" for key in before if key not in after]
+    found += [f"new: {key}" for key in after if key not in before and key not in new]
+    found += [f"never made: {key}" for key in new if key not in after]
+    for key in before.keys() & after.keys():
+        if before[key][0] != after[key][0]:
+            found.append(f"re-created (new UID): {key}")
+        elif before[key][1] != after[key][1]:
+            found.append(f"changed: {key}")
+    return sorted(found)
