@@ -1,0 +1,282 @@
+"""The faults tests/e2e/test_faults.py inflicts around converged and changing XRs, each as it
+happens to a real control plane: a component SIGKILLed and restarted (a crash, an OOM kill, a
+lost node), the function unreachable behind a network that answers nothing, the credentials
+Secret deleted.
+
+A fault is inflicted, held while the test watches what the XRs show, and lifted; `hold` says
+what it saw, for the note the suite prints."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import re
+import socket
+import time
+from typing import Any
+
+from . import kinds
+from .calls import read_reconciles
+from .controlplane import CROSSPLANE_NAMESPACE
+from .kube import condition, wait_for
+from .pair import NAMESPACE, Member, Pair
+from .providerkubernetes import PROCESS_NAME as PROVIDER_KUBERNETES
+from .runtime import FUNCTION_NAME
+from .stages import CONVERGE_SECONDS
+from .xr import composed, reason
+
+# A metadata-only edit of an XR: Crossplane reconciles it at once, so a fault's effect on calls
+# shows without waiting for the next poll.
+TOUCHED_ANNOTATION = "e2e.modelplane.ai/touched"
+# Crossplane cancels a reconcile after 2 minutes (internal/controller/apiextensions/composite/
+# reconciler.go, `timeout`); an unreachable function is held unreachable for longer...
+RECONCILE_TIMEOUT_SECONDS = 120
+UNREACHABLE_SECONDS = RECONCILE_TIMEOUT_SECONDS + 10
+# A crashed function is back well within that: as a container restart, on a loaded node.
+FUNCTION_DOWN_SECONDS = 10
+# ...and a crashed component stays down long enough for the others to notice (their watches
+# and calls fail, and controllers back off) before it comes back.
+DOWN_SECONDS = 5
+CREDENTIALS_SECRET = "coreweave-credentials"
+
+
+def touch(pair: Pair) -> None:
+    stamp = datetime.datetime.now(datetime.UTC).isoformat()
+    for member in pair.members:
+        pair.suite.plane.api.merge_patch(
+            member.kind,
+            member.name,
+            {"metadata": {"annotations": {TOUCHED_ANNOTATION: stamp}}},
+            NAMESPACE,
+        )
+
+
+def failed_call(pair: Pair, member: Member) -> str:
+    """The XR's Synced=False message when it names the function (a call failed), else ''."""
+    xr = pair.suite.plane.api.get(member.kind, member.name, NAMESPACE)
+    synced = condition(xr, "Synced")
+    message = str(synced.get("message", ""))
+    return message if synced.get("status") == "False" and FUNCTION_NAME in message else ""
+
+
+def grpc_code(message: str) -> str:
+    """The gRPC status code a failed call's message names (`rpc error: code = Unavailable`)."""
+    match = re.search(r"rpc error: code = (\w+)", message)
+    return match[1] if match else ""
+
+
+def failed_with(pair: Pair, member: Member, code: str) -> bool:
+    return grpc_code(failed_call(pair, member)) == code
+
+
+def wait_failed_calls(pair: Pair, code: str, timeout: float) -> None:
+    """Waits until both XRs report a call that failed with this gRPC code."""
+    for member in pair.members:
+        wait_for(
+            f"{member.name} to report a function call failed with {code} on Synced",
+            functools.partial(failed_with, pair, member, code),
+            timeout,
+            interval=1,
+        )
+
+
+class Fault:
+    """A fault: inflict, hold (returns what the XRs showed meanwhile), recover."""
+
+    # Whether its mid-change round is made during the converged round's outage (pools added
+    # once the XRs have reported it) instead of in an outage of its own: for a fault that is
+    # long by definition.
+    one_outage = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def inflict(self, pair: Pair) -> None:
+        raise NotImplementedError
+
+    def hold(self, pair: Pair, changing: Member | None) -> str:
+        """While the fault lasts; `changing` is the XR given a new pool just before it."""
+        time.sleep(DOWN_SECONDS)
+        return f"down {DOWN_SECONDS} s"
+
+    def recover(self, pair: Pair) -> None:
+        raise NotImplementedError
+
+
+class FunctionKilled(Fault):
+    """The function SIGKILLed and restarted within seconds, as a crashed container is.
+
+    A call in flight when the process dies fails (gRPC Unavailable) and its XR reports it. A
+    call made while nothing listens does not fail: Crossplane calls functions with gRPC's
+    waitForReady (internal/xfn/function_runner.go, `svcConfig`), so it waits for the function
+    to come back, up to the reconcile's 2-minute deadline, and goes through the new process."""
+
+    def __init__(self) -> None:
+        super().__init__("function-killed")
+        self.killed_at = datetime.datetime.now(datetime.UTC)
+
+    def inflict(self, pair: Pair) -> None:
+        self.killed_at = datetime.datetime.now(datetime.UTC)
+        pair.suite.runtime.kill()
+
+    def hold(self, pair: Pair, changing: Member | None) -> str:
+        start = time.monotonic()
+        touch(pair)
+        time.sleep(FUNCTION_DOWN_SECONDS)
+        seen = ", ".join(f"{m.name}: {self._what_happened(pair, m)}" for m in pair.members)
+        return f"down {time.monotonic() - start:.0f} s; {seen}"
+
+    def _what_happened(self, pair: Pair, member: Member) -> str:
+        code = grpc_code(failed_call(pair, member))
+        if code:
+            return f"a call in flight failed ({code})"
+        # Crossplane logs whole seconds: a reconcile of the kill's second counts.
+        since = self.killed_at.replace(microsecond=0)
+        begun = read_reconciles(
+            pair.suite.plane.crossplane_log, member.kind, NAMESPACE, member.name
+        )
+        if any(at >= since for at in begun):
+            return "a reconcile began and its call waited"
+        # The XR's watch circuit breaker, open after the last burst of events, dropped the
+        # touch: no reconcile until its half-open slot or the next poll.
+        return "no reconcile began"
+
+    def recover(self, pair: Pair) -> None:
+        pair.suite.runtime.restart()
+
+
+class Tarpit:
+    """A TCP port that takes connections into its backlog and never answers them: to a gRPC
+    client, a function behind a network that drops everything (its TLS handshake hangs)."""
+
+    def __init__(self, port: int = 0) -> None:
+        self._socket = socket.socket()
+        # The function's own port, just freed: its old connections may linger in TIME_WAIT.
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind(("127.0.0.1", port))
+        self._socket.listen(1024)
+        self.port = int(self._socket.getsockname()[1])
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+class FunctionUnreachable(Fault):
+    """The function's address stops answering for longer than a reconcile: the process gone
+    and its port a tarpit, as behind a network that drops its traffic. Crossplane's calls wait
+    (waitForReady) until the reconcile's 2-minute deadline, and then the XRs report it; the
+    function comes back on the same address, as the network heals."""
+
+    one_outage = True
+
+    def __init__(self) -> None:
+        super().__init__("function-unreachable")
+        self.tarpit: Tarpit | None = None
+
+    def inflict(self, pair: Pair) -> None:
+        runtime = pair.suite.runtime
+        runtime.kill()
+        self.tarpit = Tarpit(runtime.port)
+
+    def hold(self, pair: Pair, changing: Member | None) -> str:
+        start = time.monotonic()
+        touch(pair)
+        # A poll begins a reconcile within a minute even if the breaker dropped the touch.
+        wait_failed_calls(pair, "DeadlineExceeded", UNREACHABLE_SECONDS + CONVERGE_SECONDS)
+        reported = time.monotonic() - start
+        # Longer than a reconcile whatever the XRs reported: an outage, not a blip.
+        time.sleep(max(0.0, UNREACHABLE_SECONDS - reported))
+        return (
+            f"unreachable {time.monotonic() - start:.0f} s; both XRs reported their calls' "
+            f"DeadlineExceeded on Synced after {reported:.0f} s"
+        )
+
+    def recover(self, pair: Pair) -> None:
+        assert self.tarpit is not None
+        self.tarpit.close()
+        pair.suite.runtime.restart()
+
+
+class Killed(Fault):
+    """A control-plane component SIGKILLed and started again with the same command; its state
+    is all in the API server (etcd, for the API server), so it must pick up where it was."""
+
+    def __init__(self, process: str) -> None:
+        super().__init__(f"{process}-killed")
+        self.process = process
+
+    def inflict(self, pair: Pair) -> None:
+        pair.suite.plane.processes.kill(self.process)
+
+    def recover(self, pair: Pair) -> None:
+        pair.suite.plane.processes.restart(self.process)
+
+
+class ProviderKubernetesKilled(Killed):
+    def __init__(self) -> None:
+        super().__init__(PROVIDER_KUBERNETES)
+
+    def hold(self, pair: Pair, changing: Member | None) -> str:
+        if changing is not pair.coreweave:
+            return super().hold(pair, changing)
+        # Mid-change: Crossplane composes the new pool's Object, and no provider applies it.
+        pool = str(changing.pools[-1]["name"])
+        api = pair.suite.plane.api
+        wait_for(
+            f"the Object of pool {pool} composed while provider-kubernetes is down",
+            lambda: (
+                f"nodepool-{pool}"
+                in composed(api, changing.name, NAMESPACE, (kinds.KUBERNETES_OBJECT,))
+            ),
+            CONVERGE_SECONDS,
+        )
+        assert api.get(kinds.CKS_NODEPOOL, pool) is None, "applied with no provider running"
+        return "the new pool's Object composed, not applied, while down"
+
+
+class CredentialsDeleted(Fault):
+    """The CoreWeave credentials Secret deleted, then restored: the function keeps and re-uses
+    the kubeconfig it wrote (ClusterAccess=LastKnownKubeconfig), so nothing in the cluster is
+    cut off, and a pool added meanwhile is still applied."""
+
+    def __init__(self) -> None:
+        super().__init__("credentials-deleted")
+        self.saved: dict[str, Any] | None = None
+
+    def inflict(self, pair: Pair) -> None:
+        api = pair.suite.plane.api
+        self.saved = api.get(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
+        assert self.saved is not None, f"no {CREDENTIALS_SECRET} Secret to delete"
+        api.delete(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
+
+    def hold(self, pair: Pair, changing: Member | None) -> str:
+        api, member = pair.suite.plane.api, pair.coreweave
+        touch(pair)
+        wait_for(
+            f"{member.name} ClusterAccess=LastKnownKubeconfig",
+            lambda: (
+                reason(api.get(member.kind, member.name, NAMESPACE), "ClusterAccess")
+                == "LastKnownKubeconfig"
+            ),
+            CONVERGE_SECONDS,
+        )
+        if changing is not member:
+            return "ClusterAccess=LastKnownKubeconfig"
+        pool = str(member.pools[-1]["name"])
+        wait_for(
+            f"pool {pool} applied in the cluster through the kept kubeconfig",
+            lambda: api.get(kinds.CKS_NODEPOOL, pool),
+            CONVERGE_SECONDS,
+        )
+        return "ClusterAccess=LastKnownKubeconfig; the new pool applied through the kept kubeconfig"
+
+    def recover(self, pair: Pair) -> None:
+        assert self.saved is not None
+        pair.suite.plane.api.apply(
+            kinds.SECRET,
+            {
+                "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
+                "type": self.saved.get("type", "Opaque"),
+                "data": self.saved["data"],
+            },
+        )

@@ -1,0 +1,139 @@
+"""The e2e fault harness's own pieces, without a control plane: a process killed and restarted
+on the same command and port, the tarpit that plays an unreachable function, and the snapshot
+comparison every fault and upgrade test asserts with."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness.faults import Tarpit
+from tests.e2e.harness.pair import Snapshot, differences
+from tests.e2e.harness.processes import ProcessGroup
+from tests.support import free_port, listening
+
+
+def test_a_killed_process_restarts_with_its_command_on_its_port(tmp_path: Path) -> None:
+    group = ProcessGroup(tmp_path / "logs")
+    port = free_port()
+    argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)]
+    try:
+        first = group.start("web", argv, ready=lambda: listening("127.0.0.1", port))
+        group.wait_ready("web", 30)
+        pid = first.process.pid
+        with pytest.raises(RuntimeError, match="web is still running; kill it first"):
+            group.restart("web")
+
+        group.kill("web")
+        assert not group.running("web")
+        assert first.process.returncode == -9
+        assert not listening("127.0.0.1", port)
+
+        group.restart("web")
+        assert group.running("web")
+        assert first.process.pid != pid, "the same Managed entry holds the new process"
+        assert listening("127.0.0.1", port)
+        log = (tmp_path / "logs" / "web.log").read_text()
+        assert log.count("===== restarted by the e2e harness at ") == 1
+    finally:
+        group.stop_all()
+
+
+def test_a_restart_that_exits_fails_at_once_with_its_log(tmp_path: Path) -> None:
+    group = ProcessGroup(tmp_path / "logs")
+    marker = tmp_path / "started-once"
+    port = free_port()
+    # Serves the first time; exits with 3 when started again.
+    script = (
+        "import http.server, pathlib, sys\n"
+        f"m = pathlib.Path({str(marker)!r})\n"
+        "if m.exists():\n"
+        "    print('refusing to start twice', flush=True); sys.exit(3)\n"
+        "m.touch()\n"
+        f"http.server.HTTPServer(('127.0.0.1', {port}), http.server.BaseHTTPRequestHandler)"
+        ".serve_forever()\n"
+    )
+    try:
+        group.start(
+            "once", [sys.executable, "-c", script], ready=lambda: listening("127.0.0.1", port)
+        )
+        group.wait_ready("once", 30)
+        group.kill("once")
+        with pytest.raises(RuntimeError, match=r"(?s)once exited with 3.*refusing to start twice"):
+            group.restart("once")
+    finally:
+        group.stop_all()
+
+
+def test_the_tarpit_takes_connections_and_never_answers() -> None:
+    port = free_port()
+    tarpit = Tarpit(port)
+    assert tarpit.port == port
+    context = ssl.create_default_context()
+    try:
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=1) as raw,
+            pytest.raises(TimeoutError),
+        ):
+            context.wrap_socket(raw, server_hostname="function-inference-clusters")
+    finally:
+        tarpit.close()
+    assert not listening("127.0.0.1", port)
+
+
+BEFORE: Snapshot = {
+    "xr/vpc": ("uid-vpc", {"forProvider": {"zone": "US-EAST-04A"}}),
+    "xr/nodepool-cpu": ("uid-pool", {"targetNodes": 1}),
+}
+
+
+@pytest.mark.parametrize(
+    ("after", "new", "expected"),
+    [
+        pytest.param(dict(BEFORE), frozenset(), [], id="unchanged"),
+        pytest.param(
+            {**BEFORE, "xr/nodepool-gpu": ("uid-gpu", {})},
+            frozenset({"xr/nodepool-gpu"}),
+            [],
+            id="the expected new pool",
+        ),
+        pytest.param(
+            {**BEFORE, "xr/nodepool-gpu": ("uid-gpu", {})},
+            frozenset(),
+            ["new: xr/nodepool-gpu"],
+            id="an unexpected new object",
+        ),
+        pytest.param(
+            dict(BEFORE),
+            frozenset({"xr/nodepool-gpu"}),
+            ["never made: xr/nodepool-gpu"],
+            id="an expected object never made",
+        ),
+        pytest.param(
+            {"xr/vpc": BEFORE["xr/vpc"]},
+            frozenset(),
+            ["gone: xr/nodepool-cpu"],
+            id="an object gone",
+        ),
+        pytest.param(
+            {**BEFORE, "xr/nodepool-cpu": ("uid-pool-2", {"targetNodes": 1})},
+            frozenset(),
+            ["re-created (new UID): xr/nodepool-cpu"],
+            id="re-created",
+        ),
+        pytest.param(
+            {**BEFORE, "xr/nodepool-cpu": ("uid-pool", {"targetNodes": 2})},
+            frozenset(),
+            ["changed: xr/nodepool-cpu"],
+            id="changed in place",
+        ),
+    ],
+)
+def test_differences_name_every_change(
+    after: Snapshot, new: frozenset[str], expected: list[str]
+) -> None:
+    assert differences(BEFORE, after, new) == expected
