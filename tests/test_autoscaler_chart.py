@@ -1,0 +1,214 @@
+"""The real cluster-autoscaler chart, rendered by the Helm that provider-helm embeds, with the
+values of every committed Civo stage that composes the autoscaler Release.
+
+The chart has no values.schema.json: Helm accepts any values, and a misspelt one is silently
+ignored. Only the rendered Deployment proves that the autoscaler would run with the cloud
+provider, node groups, flags, Secret and image the function means. The expectations are built
+from the stage's own inputs (the XR's pools, the pool IDs and Kubernetes version the observed
+resources report, the Composition's step input, the chart's own default arguments), not from
+the values the function wrote.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from function.civo.autoscaler import CIVO_API_SECRET, RELEASE_FOR_MINOR, kubernetes_minor
+from function.input import parse_input
+from tests.e2e.harness.binaries import REPO, cache_root, versions
+
+CHARTS = REPO.parent / "shared" / "charts"
+COMPOSITION = REPO / "apis" / "civoclusters" / "composition.yaml"
+RELEASE_KIND = ("helm.m.crossplane.io/v1beta1", "Release")
+# Where Civo's own API Secret sits, and the keys the chart reads from it (chart README).
+CIVO_ENV = {
+    "CIVO_API_URL": "api-url",
+    "CIVO_API_KEY": "api-key",
+    "CIVO_CLUSTER_ID": "cluster-id",
+    "CIVO_REGION": "region",
+}
+CHART_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
+
+
+def helm() -> Path:
+    version = versions()["HELM_VERSION"]
+    return cache_root() / "bin" / f"helm-{version}" / "helm"
+
+
+def documents(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def stages_with_release() -> list[tuple[str, str, dict[str, Any]]]:
+    """(example set, stage, Release) of every committed render that composes the Release."""
+    found = []
+    for rendered in sorted(REPO.glob("example/*/rendered/*.yaml")):
+        for doc in documents(rendered):
+            if (doc.get("apiVersion"), doc.get("kind")) == RELEASE_KIND:
+                found.append((rendered.parent.parent.name, rendered.stem, doc))
+    return found
+
+
+def step_input() -> dict[str, Any]:
+    composition = yaml.safe_load(COMPOSITION.read_text())
+    steps = composition["spec"]["pipeline"]
+    assert len(steps) == 1, "one function step composes a CivoCluster"
+    return dict(steps[0]["input"])
+
+
+def chart_archive(version: str) -> Path:
+    return CHARTS / f"cluster-autoscaler-{version}.tgz"
+
+
+def chart_default_args(archive: Path) -> dict[str, Any]:
+    with tarfile.open(archive) as chart:
+        member = chart.extractfile("cluster-autoscaler/values.yaml")
+        assert member is not None
+        return dict(yaml.safe_load(member.read())["extraArgs"])
+
+
+def expected_args(example: str, stage: str, archive: Path) -> list[str]:
+    """The autoscaler's command line the chart must render for this stage."""
+    xr = yaml.safe_load((REPO / "example" / example / "xr.yaml").read_text())
+    observed = documents(REPO / "example" / example / "observed" / f"{stage}.yaml")
+    ids = {
+        d["metadata"]["annotations"]["crossplane.io/composition-resource-name"]: d["status"][
+            "atProvider"
+        ]["id"]
+        for d in observed
+        if d["kind"] == "NodePool" and d.get("status", {}).get("atProvider", {}).get("id")
+    }
+    nodes = []
+    for pool in xr["spec"]["nodePools"]:
+        if pool.get("maxNodeCount") is None:
+            continue
+        low = pool.get("minNodeCount", pool.get("nodeCount") or 1)
+        pool_id = ids["nodepool-" + pool["name"]]
+        nodes.append(f"--nodes={low}:{pool['maxNodeCount']}:{pool_id}")
+    chart = parse_input(step_input()).civo.clusterAutoscaler
+    extra = {
+        **chart_default_args(archive),
+        "skip-nodes-with-local-storage": chart.skipNodesWithLocalStorage,
+        "skip-nodes-with-system-pods": chart.skipNodesWithSystemPods,
+    }
+    flags = [
+        f"--{key}={str(value).lower() if isinstance(value, bool) else value}"
+        for key, value in sorted(extra.items())
+    ]
+    return [
+        "./cluster-autoscaler",
+        "--cloud-provider=civo",
+        "--namespace=kube-system",
+        *nodes,
+        *flags,
+    ]
+
+
+def expected_image(example: str, stage: str) -> str:
+    """The release for the cluster's minor: the version Civo reports, else the XR's
+    spec.kubernetesVersion; with neither (a status that lost it in a Ready flap, and no version
+    asked for), the image the observed Release runs: a flap must not redeploy the autoscaler."""
+    observed = documents(REPO / "example" / example / "observed" / f"{stage}.yaml")
+    cluster = next(d for d in observed if d["kind"] == "Cluster")
+    xr = yaml.safe_load((REPO / "example" / example / "xr.yaml").read_text())
+    reported = cluster["status"]["atProvider"].get("kubernetesVersion")
+    minor = kubernetes_minor(reported or xr["spec"].get("kubernetesVersion"))
+    if minor is not None:
+        return f"{CHART_IMAGE}:{RELEASE_FOR_MINOR[minor]}"
+    running = next(d for d in observed if (d["apiVersion"], d["kind"]) == RELEASE_KIND)
+    return f"{CHART_IMAGE}:{running['spec']['forProvider']['values']['image']['tag']}"
+
+
+def render(release: dict[str, Any], archive: Path, tmp: Path) -> list[dict[str, Any]]:
+    values = tmp / "values.yaml"
+    values.write_text(yaml.safe_dump(release["spec"]["forProvider"]["values"]))
+    command = [
+        str(helm()),
+        "template",
+        "cluster-autoscaler",
+        str(archive),
+        f"--namespace={release['spec']['forProvider']['namespace']}",
+        f"--values={values}",
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+    assert result.returncode == 0, f"$ {shlex.join(command)}\n{result.stderr}"
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+RELEASES = stages_with_release()
+
+
+def test_the_committed_renders_compose_the_release() -> None:
+    # Every Civo example converges with an autoscaled pool: its converged and ready-flap
+    # stages compose the Release. Fewer means this check silently covers less.
+    assert [(example, stage) for example, stage, _ in RELEASES] == [
+        ("civo", "converged"),
+        ("civo", "ready-flap"),
+        ("civo-api-reference", "converged"),
+        ("civo-api-reference", "ready-flap"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("example", "stage", "release"),
+    RELEASES,
+    ids=[f"{example}/{stage}" for example, stage, _ in RELEASES],
+)
+def test_the_chart_renders_the_autoscaler_the_function_means(
+    example: str, stage: str, release: dict[str, Any], tmp_path: Path
+) -> None:
+    chart = release["spec"]["forProvider"]["chart"]
+    archive = chart_archive(chart["version"])
+    if not archive.exists():
+        pytest.skip(f"the chart {archive.name} is not in {CHARTS}")
+    if not helm().exists():
+        pytest.skip(f"Helm is not built at {helm()}: run `make test` (it builds it with Go)")
+    rendered = render(release, archive, tmp_path)
+
+    deployments = [d for d in rendered if d["kind"] == "Deployment"]
+    assert len(deployments) == 1, [d["kind"] for d in rendered]
+    deployment = deployments[0]
+    assert deployment["metadata"]["namespace"] == "kube-system"
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["civo-cluster-autoscaler"]
+    container = containers[0]
+    assert container["command"] == expected_args(example, stage, archive)
+    assert container["image"] == expected_image(example, stage)
+    civo_env = [e for e in container["env"] if e["name"].startswith("CIVO_")]
+    assert civo_env == [
+        {"name": name, "valueFrom": {"secretKeyRef": {"key": key, "name": CIVO_API_SECRET}}}
+        for name, key in CIVO_ENV.items()
+    ]
+    # The chart's own Secret is not rendered: the autoscaler reads Civo's in place.
+    assert [d for d in rendered if d["kind"] == "Secret"] == []
+
+
+def test_without_autoscaled_pools_the_chart_renders_no_autoscaler(tmp_path: Path) -> None:
+    """The last autoscaled pool made fixed: the function keeps the Release with no node groups,
+    and the chart then renders no Deployment (no autoscaler acting on stale pools)."""
+    _, _, release = RELEASES[0]
+    archive = chart_archive(release["spec"]["forProvider"]["chart"]["version"])
+    if not archive.exists():
+        pytest.skip(f"the chart {archive.name} is not in {CHARTS}")
+    if not helm().exists():
+        pytest.skip(f"Helm is not built at {helm()}: run `make test` (it builds it with Go)")
+    fixed = yaml.safe_load(yaml.safe_dump(release))
+    fixed["spec"]["forProvider"]["values"]["autoscalingGroups"] = []
+    kinds = sorted(d["kind"] for d in render(fixed, archive, tmp_path))
+    # Its RBAC, Service and PodDisruptionBudget stay, inert: nothing runs the autoscaler.
+    assert kinds == [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "PodDisruptionBudget",
+        "Role",
+        "RoleBinding",
+        "Service",
+        "ServiceAccount",
+    ]
