@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import socket
 import ssl
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.harness.binaries import REPO
 from tests.e2e.harness.faults import Tarpit
+from tests.e2e.harness.kube import wait_for
 from tests.e2e.harness.pair import Snapshot, differences
-from tests.e2e.harness.processes import ProcessGroup
+from tests.e2e.harness.processes import DIE_WITH_PYTEST, ProcessGroup
 from tests.support import free_port, listening
 
 
@@ -67,6 +70,35 @@ def test_a_restart_that_exits_fails_at_once_with_its_log(tmp_path: Path) -> None
             group.restart("once")
     finally:
         group.stop_all()
+
+
+def test_processes_die_with_the_pytest_that_started_them(tmp_path: Path) -> None:
+    """A SIGKILLed pytest leaves no component running (a parent-death signal, not a teardown)."""
+    if not DIE_WITH_PYTEST:
+        pytest.skip("util-linux setpriv is not installed: processes outlive a killed pytest")
+    port = free_port()
+    # A stand-in for pytest: starts a server through a ProcessGroup, says so, then waits.
+    parent = (
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "from tests.e2e.harness.processes import ProcessGroup\n"
+        f"group = ProcessGroup(Path({str(tmp_path / 'logs')!r}))\n"
+        f"group.start('web', [sys.executable, '-m', 'http.server', '--bind', '127.0.0.1', "
+        f"'{port}'])\n"
+        "print('started', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    stand_in = subprocess.Popen(
+        [sys.executable, "-c", parent], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert stand_in.stdout is not None and stand_in.stdout.readline() == "started\n"
+        wait_for("the server to listen", lambda: listening("127.0.0.1", port), 30)
+        stand_in.kill()
+        stand_in.wait()
+        wait_for("the server to die with its parent", lambda: not listening("127.0.0.1", port), 30)
+    finally:
+        stand_in.kill()
 
 
 def test_the_tarpit_takes_connections_and_never_answers() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -22,6 +23,10 @@ TERM_GRACE_SECONDS = 10
 LOG_TAIL_LINES = 40
 # A restarted component is ready again within seconds; this is for a loaded 2-core machine.
 RESTART_SECONDS = 120
+# Each process gets SIGTERM when pytest dies, even by SIGKILL (Linux's parent-death signal,
+# set by util-linux's setpriv, which then execs the command under the same PID): otherwise a
+# killed run leaves a control plane behind, holding provider-kubernetes' fixed ports.
+DIE_WITH_PYTEST = ["setpriv", "--pdeathsig", "TERM", "--"] if shutil.which("setpriv") else []
 
 
 @dataclass
@@ -155,7 +160,7 @@ def _spawn(
 ) -> subprocess.Popen[bytes]:
     with log.open("ab") as sink:
         return subprocess.Popen(
-            list(argv),
+            [*DIE_WITH_PYTEST, *argv],
             stdout=sink,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
