@@ -67,6 +67,16 @@ def chart_archive(version: str) -> Path:
     return CHARTS / f"cluster-autoscaler-{version}.tgz"
 
 
+def chart_or_skip(release: dict[str, Any]) -> Path:
+    """The archive of the Release's chart version; skips, saying why, without it or Helm."""
+    archive = chart_archive(release["spec"]["forProvider"]["chart"]["version"])
+    if not archive.exists():
+        pytest.skip(f"the chart {archive.name} is not in {CHARTS}")
+    if not helm().exists():
+        pytest.skip(f"Helm is not built at {helm()}: run `make test` (it builds it with Go)")
+    return archive
+
+
 def chart_default_args(archive: Path) -> dict[str, Any]:
     with tarfile.open(archive) as chart:
         member = chart.extractfile("cluster-autoscaler/values.yaml")
@@ -164,12 +174,7 @@ def test_the_committed_renders_compose_the_release() -> None:
 def test_the_chart_renders_the_autoscaler_the_function_means(
     example: str, stage: str, release: dict[str, Any], tmp_path: Path
 ) -> None:
-    chart = release["spec"]["forProvider"]["chart"]
-    archive = chart_archive(chart["version"])
-    if not archive.exists():
-        pytest.skip(f"the chart {archive.name} is not in {CHARTS}")
-    if not helm().exists():
-        pytest.skip(f"Helm is not built at {helm()}: run `make test` (it builds it with Go)")
+    archive = chart_or_skip(release)
     rendered = render(release, archive, tmp_path)
 
     deployments = [d for d in rendered if d["kind"] == "Deployment"]
@@ -194,11 +199,7 @@ def test_without_autoscaled_pools_the_chart_renders_no_autoscaler(tmp_path: Path
     """The last autoscaled pool made fixed: the function keeps the Release with no node groups,
     and the chart then renders no Deployment (no autoscaler acting on stale pools)."""
     _, _, release = RELEASES[0]
-    archive = chart_archive(release["spec"]["forProvider"]["chart"]["version"])
-    if not archive.exists():
-        pytest.skip(f"the chart {archive.name} is not in {CHARTS}")
-    if not helm().exists():
-        pytest.skip(f"Helm is not built at {helm()}: run `make test` (it builds it with Go)")
+    archive = chart_or_skip(release)
     fixed = yaml.safe_load(yaml.safe_dump(release))
     fixed["spec"]["forProvider"]["values"]["autoscalingGroups"] = []
     kinds = sorted(d["kind"] for d in render(fixed, archive, tmp_path))

@@ -21,6 +21,7 @@ from .harness import kinds
 from .harness.binaries import REPO
 from .harness.controlplane import CROSSPLANE_NAMESPACE
 from .harness.kube import ApiError, condition, is_true, wait_for
+from .harness.scene import CREDENTIALS_SECRET
 from .harness.stages import (
     CONVERGE_SECONDS,
     QUIET_SECONDS,
@@ -50,7 +51,6 @@ ACCESS_KEYS = {
 }
 RWX_STORAGE_CLASS = "shared-vast-delete"
 SYSTEM_POOL = "modelplane-system"
-CREDENTIALS_SECRET = "coreweave-credentials"
 # A rotated org token reaches the kubeconfig Secret within this long where Crossplane watches the
 # credentials Secret (a required resource, v2.4+): one reconcile, on a loaded 2-core machine...
 ROTATION_WATCHED_SECONDS = 15

@@ -175,8 +175,9 @@ def applied_target_nodes(pair: Pair, pool: str) -> list[int]:
     """Every targetNodes the API server held for the pool's Object, in order, from the watch
     log (repeats folded)."""
     values: list[int] = []
+    name = object_name(pair, pool)
     for change in pair.suite.log.of(pair.coreweave.name, pair.coreweave.kind.kind):
-        if change.kind != "Object" or change.name != object_name(pair, pool):
+        if change.kind != "Object" or change.name != name:
             continue
         spec = (change.content or {}).get("spec") or {}
         target = spec.get("forProvider", {}).get("manifest", {}).get("spec", {}).get("targetNodes")

@@ -22,6 +22,7 @@ from .kube import condition, wait_for
 from .pair import NAMESPACE, Member, Pair
 from .providerkubernetes import PROCESS_NAME as PROVIDER_KUBERNETES
 from .runtime import FUNCTION_NAME
+from .scene import CREDENTIALS_SECRET
 from .stages import CONVERGE_SECONDS
 from .xr import composed, reason
 
@@ -32,12 +33,11 @@ TOUCHED_ANNOTATION = "e2e.modelplane.ai/touched"
 # reconciler.go, `timeout`); an unreachable function is held unreachable for longer...
 RECONCILE_TIMEOUT_SECONDS = 120
 UNREACHABLE_SECONDS = RECONCILE_TIMEOUT_SECONDS + 10
-# A crashed function is back well within that: as a container restart, on a loaded node.
+# ...and a crashed function is back well within that, as a container restart on a loaded node.
 FUNCTION_DOWN_SECONDS = 10
-# ...and a crashed component stays down long enough for the others to notice (their watches
-# and calls fail, and controllers back off) before it comes back.
+# A crashed component stays down long enough for the others to notice (their watches and calls
+# fail, and controllers back off) before it comes back.
 DOWN_SECONDS = 5
-CREDENTIALS_SECRET = "coreweave-credentials"
 
 
 def touch(pair: Pair) -> None:

@@ -14,18 +14,19 @@ import yaml
 from . import kinds
 from .binaries import REPO
 from .kube import Kind, Kube, condition, wait_for
-from .stages import CONVERGE_SECONDS, QUIET_SECONDS, delete_coreweave_xr, wait_quiet
+from .stages import (
+    CONVERGE_SECONDS,
+    COREWEAVE_FIXED_IN_CLUSTER,
+    QUIET_SECONDS,
+    delete_coreweave_xr,
+    wait_quiet,
+)
 from .xr import composed
 
 if TYPE_CHECKING:
     from .suite import Suite
 
 NAMESPACE = "ml-team"
-# In-cluster objects every CoreWeaveCluster makes under fixed names, besides its pools'.
-COREWEAVE_FIXED_LIVE = (
-    (kinds.CKS_NODEPOOL, "modelplane-system"),
-    (kinds.STORAGE_CLASS, "shared-vast-delete"),
-)
 # What a test may find for one object: its UID (a re-created object has a new one) and what
 # was composed into it (a change is a change the function made, or a provider's drift).
 Identity = tuple[str, Any]
@@ -106,7 +107,7 @@ class Pair:
         the pool), the system pool and the StorageClass clone. (A CivoCluster's autoscaler
         Release is applied by the fake provider: nothing of it is live.)"""
         pools = [(kinds.CKS_NODEPOOL, str(p["name"])) for p in self.coreweave.pools]
-        return [*pools, *COREWEAVE_FIXED_LIVE]
+        return [*pools, *COREWEAVE_FIXED_IN_CLUSTER]
 
     def snapshot(self) -> Snapshot:
         """UID and content of everything both XRs composed (by XR and key), and of the live

@@ -201,7 +201,8 @@ class FunctionRuntime:
         (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
 
     def kill(self) -> None:
-        """SIGKILLs the function, as an OOM kill or a lost node does; Crossplane's calls fail."""
+        """SIGKILLs the function, as an OOM kill or a lost node does: a call in flight fails,
+        later ones wait for it (tests/e2e/harness/faults.py)."""
         self.plane.processes.kill(FUNCTION_PROCESS)
 
     def restart(self) -> None:

@@ -19,6 +19,8 @@ XR_NAMESPACE = "ml-team"
 # Names the example XRs' spec.credentials point at.
 COREWEAVE_CONFIG = "coreweave"
 CIVO_CONFIG = "civo"
+# The Secret the CoreWeave ProviderConfig reads the org token from.
+CREDENTIALS_SECRET = "coreweave-credentials"
 # CRDs and XRDs establish in a second or two; generous for a loaded machine.
 ESTABLISH_SECONDS = 120
 MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
@@ -83,7 +85,7 @@ def install_required_objects(plane: ControlPlane) -> None:
     api.apply(
         kinds.SECRET,
         {
-            "metadata": {"name": "coreweave-credentials", "namespace": CROSSPLANE_NAMESPACE},
+            "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
             "data": {"credentials": _b64(json.dumps({"token": plane.org_token}))},
         },
     )
@@ -95,7 +97,7 @@ def install_required_objects(plane: ControlPlane) -> None:
                 "credentials": {
                     "source": "Secret",
                     "secretRef": {
-                        "name": "coreweave-credentials",
+                        "name": CREDENTIALS_SECRET,
                         "namespace": CROSSPLANE_NAMESPACE,
                         "key": "credentials",
                     },
