@@ -158,7 +158,12 @@ def autoscaler(groups: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "apiVersion": "helm.m.crossplane.io/v1beta1",
         "kind": "Release",
-        "metadata": {"name": "inference-lon-cluster-autoscaler-5dfa4"},
+        "metadata": {
+            "name": "inference-lon-cluster-autoscaler-5dfa4",
+            "annotations": {
+                "crossplane.io/external-name": "inference-lon-cluster-autoscaler-5dfa4"
+            },
+        },
         "spec": {
             "forProvider": {
                 "chart": {

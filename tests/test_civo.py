@@ -393,6 +393,42 @@ def test_composed_resource_names_are_stable() -> None:
     assert conditions(rsp)["NodePools"][0] == "True"
 
 
+@pytest.mark.parametrize(
+    ("xr_name", "object_name", "helm_release"),
+    [
+        # Helm's own limit is met: the release is named after the object, as provider-helm
+        # names it when no external name is set (what 0.1.0 and 0.2.0 installed).
+        (
+            "inference-lon",
+            "inference-lon-cluster-autoscaler-5dfa4",
+            "inference-lon-cluster-autoscaler-5dfa4",
+        ),
+        (
+            "inference-lon-llama-70b-serving",
+            "inference-lon-llama-70b-serving-cluster-autoscaler-18b1b",
+            "inference-lon-llama-70b-serving-cluster-autosca-b7050",
+        ),
+        (
+            "a-very-long-inference-cluster-name-in-london-for-serving-models",
+            "a-very-long-inference-cluster-name-in-london-for-serving-38fa1",
+            "a-very-long-inference-cluster-name-in-london-fo-ff3fd",
+        ),
+    ],
+)
+def test_the_helm_release_name_fits_helm(xr_name: str, object_name: str, helm_release: str) -> None:
+    """Helm refuses release names over 53 characters; the Release's name may have 63."""
+    state = cluster_up()
+    state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", True)
+    xr = civo_xr()
+    xr["metadata"]["name"] = xr_name
+    release = desired(run(request(xr, state, civo_required())))["cluster-autoscaler"]
+    assert release["metadata"] == {
+        "name": object_name,
+        "annotations": {"crossplane.io/external-name": helm_release},
+    }
+    assert len(helm_release) <= 53
+
+
 def test_live_cluster_created_without_applications_gets_none_added() -> None:
     state = cluster_up()
     del state["civo-cluster"]["spec"]["forProvider"]["applications"]

@@ -66,6 +66,11 @@ def test_the_previous_release_is_in_mains_history_and_older(commit: str) -> None
         )
 
 
+# Kinds whose provider sets an unset external name to the object's name (crossplane-runtime's
+# default NameAsExternalName initializer): composing that same name explicitly changes nothing.
+NAMED_AFTER_OBJECT = {("helm.m.crossplane.io/v1beta1", "Release")}
+
+
 def identity(doc: dict[str, Any]) -> dict[str, Any]:
     """What a composed resource is known by: a change to any of it recreates the resource."""
     meta = doc.get("metadata") or {}
@@ -76,7 +81,12 @@ def identity(doc: dict[str, Any]) -> dict[str, Any]:
         "kind": doc.get("kind"),
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
-        "external name": (meta.get("annotations") or {}).get(EXTERNAL_NAME),
+        "external name": (meta.get("annotations") or {}).get(EXTERNAL_NAME)
+        or (
+            meta.get("name")
+            if (doc.get("apiVersion"), doc.get("kind")) in NAMED_AFTER_OBJECT
+            else None
+        ),
         # The cloud's names: a CKS cluster's, a VPC's, a Civo cluster's and firewall's...
         "provider name": for_provider.get("name"),
         # ...a Civo network's and pool's label (a pool's Civo ID)...

@@ -15,6 +15,7 @@ from function.civo import access, autoscaler
 from function.civo.api import CivoClusterSpec, NodePool, validated_spec
 from function.input import CivoInput
 from function.shared.composer import Composer
+from function.shared.naming import helm_release_name
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
 from function.shared.readiness import ready_when_exists, ready_when_ready
@@ -396,12 +397,18 @@ class _Composer(Composer):
         if warning is not None:
             self.out.warning(warning)
         self._helm_provider_config(kubeconfig_key)
+        name = self.name(KEY_AUTOSCALER)
         self.out.compose(
             KEY_AUTOSCALER,
             {
                 "apiVersion": HELM_API_VERSION,
                 "kind": "Release",
-                "metadata": {"name": self.name(KEY_AUTOSCALER)},
+                "metadata": {
+                    "name": name,
+                    # provider-helm names the Helm release after the external name, else after
+                    # the object: one over Helm's limit would never install.
+                    "annotations": {EXTERNAL_NAME: helm_release_name(name)},
+                },
                 "spec": {
                     "forProvider": {
                         "chart": {

@@ -19,6 +19,9 @@ _CACHED_NAMES = 4096
 
 
 _NOT_DNS_LABEL_CHARS = re.compile(r"[^a-z0-9-]")
+# Helm refuses a longer release name (chartutil.ValidateReleaseName, Helm v3): charts append
+# suffixes to it in the names of what they create.
+HELM_RELEASE_NAME_LIMIT = 53
 
 
 @functools.lru_cache(maxsize=_CACHED_NAMES)
@@ -45,3 +48,14 @@ def cloud_name(namespace: str, name: str, limit: int) -> str:
     stem = _NOT_NAME_CHARS.sub("-", name.lower()).strip("-")
     stem = stem[: limit - _HASH_CHARS - 1].rstrip("-")
     return f"{stem}-{digest}" if stem else digest
+
+
+def helm_release_name(release_object_name: str) -> str:
+    """The Helm release name for a composed provider-helm Release: its own name (what
+    provider-helm uses when no external name is set) while Helm accepts it, else a shorter one
+    with a hash of the whole name, so long XR names still get distinct, valid releases."""
+    if len(release_object_name) <= HELM_RELEASE_NAME_LIMIT:
+        return release_object_name
+    digest = hashlib.sha256(release_object_name.encode()).hexdigest()[:_HASH_CHARS]
+    stem = release_object_name[: HELM_RELEASE_NAME_LIMIT - _HASH_CHARS - 1].rstrip("-")
+    return f"{stem}-{digest}"
