@@ -13,28 +13,17 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import tarfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from function.civo.autoscaler import CIVO_API_SECRET, RELEASE_FOR_MINOR, kubernetes_minor
-from function.input import parse_input
+from tests import autoscaler_expected as expect
+from tests.autoscaler_expected import CHART_IMAGE, CHARTS, chart_archive
 from tests.e2e.harness.binaries import REPO, cache_root, versions
 
-CHARTS = REPO.parent / "shared" / "charts"
-COMPOSITION = REPO / "apis" / "civoclusters" / "composition.yaml"
 RELEASE_KIND = ("helm.m.crossplane.io/v1beta1", "Release")
-# Where Civo's own API Secret sits, and the keys the chart reads from it (chart README).
-CIVO_ENV = {
-    "CIVO_API_URL": "api-url",
-    "CIVO_API_KEY": "api-key",
-    "CIVO_CLUSTER_ID": "cluster-id",
-    "CIVO_REGION": "region",
-}
-CHART_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
 
 
 def helm() -> Path:
@@ -56,17 +45,6 @@ def stages_with_release() -> list[tuple[str, str, dict[str, Any]]]:
     return found
 
 
-def step_input() -> dict[str, Any]:
-    composition = yaml.safe_load(COMPOSITION.read_text())
-    steps = composition["spec"]["pipeline"]
-    assert len(steps) == 1, "one function step composes a CivoCluster"
-    return dict(steps[0]["input"])
-
-
-def chart_archive(version: str) -> Path:
-    return CHARTS / f"cluster-autoscaler-{version}.tgz"
-
-
 def chart_or_skip(release: dict[str, Any]) -> Path:
     """The archive of the Release's chart version; skips, saying why, without it or Helm."""
     archive = chart_archive(release["spec"]["forProvider"]["chart"]["version"])
@@ -75,13 +53,6 @@ def chart_or_skip(release: dict[str, Any]) -> Path:
     if not helm().exists():
         pytest.skip(f"Helm is not built at {helm()}: run `make test` (it builds it with Go)")
     return archive
-
-
-def chart_default_args(archive: Path) -> dict[str, Any]:
-    with tarfile.open(archive) as chart:
-        member = chart.extractfile("cluster-autoscaler/values.yaml")
-        assert member is not None
-        return dict(yaml.safe_load(member.read())["extraArgs"])
 
 
 def expected_args(example: str, stage: str, archive: Path) -> list[str]:
@@ -95,30 +66,8 @@ def expected_args(example: str, stage: str, archive: Path) -> list[str]:
         for d in observed
         if d["kind"] == "NodePool" and d.get("status", {}).get("atProvider", {}).get("id")
     }
-    nodes = []
-    for pool in xr["spec"]["nodePools"]:
-        if pool.get("maxNodeCount") is None:
-            continue
-        low = pool.get("minNodeCount", pool.get("nodeCount") or 1)
-        pool_id = ids["nodepool-" + pool["name"]]
-        nodes.append(f"--nodes={low}:{pool['maxNodeCount']}:{pool_id}")
-    chart = parse_input(step_input()).civo.clusterAutoscaler
-    extra = {
-        **chart_default_args(archive),
-        "skip-nodes-with-local-storage": chart.skipNodesWithLocalStorage,
-        "skip-nodes-with-system-pods": chart.skipNodesWithSystemPods,
-    }
-    flags = [
-        f"--{key}={str(value).lower() if isinstance(value, bool) else value}"
-        for key, value in sorted(extra.items())
-    ]
-    return [
-        "./cluster-autoscaler",
-        "--cloud-provider=civo",
-        "--namespace=kube-system",
-        *nodes,
-        *flags,
-    ]
+    pool_ids = {key.removeprefix("nodepool-"): pool_id for key, pool_id in ids.items()}
+    return expect.command(xr["spec"]["nodePools"], pool_ids, archive)
 
 
 def expected_image(example: str, stage: str) -> str:
@@ -129,9 +78,9 @@ def expected_image(example: str, stage: str) -> str:
     cluster = next(d for d in observed if d["kind"] == "Cluster")
     xr = yaml.safe_load((REPO / "example" / example / "xr.yaml").read_text())
     reported = cluster["status"]["atProvider"].get("kubernetesVersion")
-    minor = kubernetes_minor(reported or xr["spec"].get("kubernetesVersion"))
-    if minor is not None:
-        return f"{CHART_IMAGE}:{RELEASE_FOR_MINOR[minor]}"
+    wanted = expect.image(reported or xr["spec"].get("kubernetesVersion"))
+    if wanted is not None:
+        return wanted
     running = next(d for d in observed if (d["apiVersion"], d["kind"]) == RELEASE_KIND)
     return f"{CHART_IMAGE}:{running['spec']['forProvider']['values']['image']['tag']}"
 
@@ -182,15 +131,12 @@ def test_the_chart_renders_the_autoscaler_the_function_means(
     deployment = deployments[0]
     assert deployment["metadata"]["namespace"] == "kube-system"
     containers = deployment["spec"]["template"]["spec"]["containers"]
-    assert [c["name"] for c in containers] == ["civo-cluster-autoscaler"]
+    assert [c["name"] for c in containers] == [expect.CONTAINER]
     container = containers[0]
     assert container["command"] == expected_args(example, stage, archive)
     assert container["image"] == expected_image(example, stage)
     civo_env = [e for e in container["env"] if e["name"].startswith("CIVO_")]
-    assert civo_env == [
-        {"name": name, "valueFrom": {"secretKeyRef": {"key": key, "name": CIVO_API_SECRET}}}
-        for name, key in CIVO_ENV.items()
-    ]
+    assert civo_env == expect.civo_env()
     # The chart's own Secret is not rendered: the autoscaler reads Civo's in place.
     assert [d for d in rendered if d["kind"] == "Secret"] == []
 

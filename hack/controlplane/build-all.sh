@@ -5,7 +5,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
-for step in build-etcd build-kube build-crossplane build-registry build-provider-kubernetes; do
+for step in build-etcd build-kube build-crossplane build-registry build-provider-kubernetes \
+  build-helm build-provider-helm; do
   start=$SECONDS
   bash "$here/$step.sh"
   echo "build-all: $step done in $((SECONDS - start)) s" >&2

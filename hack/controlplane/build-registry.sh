@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Builds the tiny OCI registry in registry/main.go into the version-keyed cache
-# (skipped when cached). The version is go-containerregistry's.
+# (skipped when cached). The version is go-containerregistry's and the source's own hash, so
+# a change to main.go builds anew.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-version="$GGCR_VERSION"
-if is_cached registry "$version" registry; then exit 0; fi
-
 main_go="$(cd "$(dirname "$0")" && pwd)/registry/main.go"
-log "building the OCI registry (go-containerregistry $version)"
+cache_key="$GGCR_VERSION-$(sha256sum "$main_go" | cut -c1-8)"
+if is_cached registry "$cache_key" registry; then exit 0; fi
+
+log "building the OCI registry (go-containerregistry $GGCR_VERSION)"
 throwaway_module
 cd "$work"
 cp "$main_go" main.go
 sed -i 's/^module build$/module registry/' go.mod
-GOFLAGS=-mod=mod go get "github.com/google/go-containerregistry@$version" >&2
+GOFLAGS=-mod=mod go get "github.com/google/go-containerregistry@$GGCR_VERSION" >&2
 GOFLAGS=-mod=mod go build -o "$work/registry.bin" .
-install_atomically "$work/registry.bin" "$(component_dir registry "$version")/registry"
-log "installed $(component_dir registry "$version")/registry"
+install_atomically "$work/registry.bin" "$(component_dir registry "$cache_key")/registry"
+log "installed $(component_dir registry "$cache_key")/registry"

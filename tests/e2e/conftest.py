@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from .harness.binaries import locate
+from .harness.charts import chart_archive
 from .harness.engine import Engine, engines
 from .harness.suite import SHARED_CRDS, Suite, start
 
@@ -71,6 +72,10 @@ def suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
         )
     if not SHARED_CRDS.is_dir():
         _cannot_run(f"e2e: provider CRDs not found in {SHARED_CRDS}")
+    if not chart_archive().is_file():
+        _cannot_run(
+            f"e2e: the cluster-autoscaler chart provider-helm installs is not at {chart_archive()}"
+        )
     # Its own folder, not pytest's numbered tmp dirs: a concurrent pytest run (another checkout
     # on the same machine) prunes those, and could delete this one while it is in use.
     work = Path(tempfile.mkdtemp(prefix=f"fic-e2e-{engine.version}-"))

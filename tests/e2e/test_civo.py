@@ -2,8 +2,9 @@
 
 The Civo provider is faked: network, firewall, cluster and pools get the status
 provider-upjet-civo reports, pools their Civo ID as external name, and the cluster its
-connection Secret. provider-helm is not run: the fake reports the cluster-autoscaler Release
-Ready (deployed), so the test checks what the function asks Helm for, not the chart itself.
+connection Secret, the kubeconfig of a Kubernetes of its own. The cluster-autoscaler Release is
+the real provider-helm's: the XR is Ready only once Helm installed the chart there. What Helm
+created is tests/e2e/test_cluster_autoscaler.py's subject.
 """
 
 from __future__ import annotations

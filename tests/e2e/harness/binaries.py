@@ -6,6 +6,7 @@ so the suite looks exactly where they put things.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -34,6 +35,12 @@ def cache_root() -> Path:
     return Path(xdg) / "function-inference-clusters"
 
 
+def _registry_source_hash() -> str:
+    """The hash hack/controlplane/build-registry.sh keys the registry's cache folder by."""
+    source = REPO / "hack" / "controlplane" / "registry" / "main.go"
+    return hashlib.sha256(source.read_bytes()).hexdigest()[:8]
+
+
 def _crank() -> Path:
     # hack/install-crank.sh installs into $(go env GOPATH)/bin; PATH may also have one.
     if shutil.which("go"):
@@ -56,6 +63,9 @@ class Binaries:
     registry: Path
     provider_kubernetes: Path
     provider_kubernetes_crds: Path
+    provider_helm: Path
+    provider_helm_crds: Path
+    helm: Path
     crank: Path
 
     def missing(self) -> list[str]:
@@ -73,6 +83,7 @@ def locate(crossplane_version: str) -> Binaries:
     bin_root = cache_root() / "bin"
     crossplane = bin_root / f"crossplane-{crossplane_version}"
     provider = bin_root / f"provider-kubernetes-{v['PROVIDER_KUBERNETES_VERSION']}"
+    provider_helm = bin_root / f"provider-helm-{v['PROVIDER_HELM_VERSION']}"
     kube = bin_root / f"kube-{v['KUBE_VERSION']}"
     return Binaries(
         etcd=bin_root / f"etcd-{v['ETCD_VERSION']}" / "etcd",
@@ -80,8 +91,11 @@ def locate(crossplane_version: str) -> Binaries:
         kube_controller_manager=kube / "kube-controller-manager",
         crossplane=crossplane / "crossplane",
         crossplane_crds=crossplane / "crds",
-        registry=bin_root / f"registry-{v['GGCR_VERSION']}" / "registry",
+        registry=bin_root / f"registry-{v['GGCR_VERSION']}-{_registry_source_hash()}" / "registry",
         provider_kubernetes=provider / "provider",
         provider_kubernetes_crds=provider / "crds",
+        provider_helm=provider_helm / "provider",
+        provider_helm_crds=provider_helm / "crds",
+        helm=bin_root / f"helm-{v['HELM_VERSION']}" / "helm",
         crank=_crank(),
     )

@@ -33,6 +33,8 @@ INIT_ATTEMPTS = 4
 # The user the org token authenticates as; system:masters lets provider-kubernetes manage
 # NodePools and StorageClasses as a CKS org token would.
 ORG_TOKEN_USER = "coreweave-org"
+# kube-apiserver's default key prefix; each fake Civo cluster's API server has its own.
+ETCD_PREFIX = "/registry"
 
 
 def host_ip() -> str:
@@ -155,23 +157,8 @@ class ControlPlane:
         self.processes.start(
             "kube-apiserver",
             [
-                str(self.binaries.kube_apiserver),
-                f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={self.api_port}",
-                f"--advertise-address={host_ip()}",
-                f"--cert-dir={pki}",
-                f"--tls-cert-file={pki / 'apiserver.crt'}",
-                f"--tls-private-key-file={pki / 'apiserver.key'}",
-                f"--client-ca-file={pki / 'ca.crt'}",
+                *self.apiserver_argv(self.api_port, ETCD_PREFIX),
                 f"--token-auth-file={pki / 'tokens.csv'}",
-                "--authorization-mode=RBAC",
-                f"--service-account-key-file={pki / 'sa.key'}",
-                f"--service-account-signing-key-file={pki / 'sa.key'}",
-                "--service-account-issuer=https://kubernetes.default.svc",
-                "--service-cluster-ip-range=10.96.0.0/16",
-                # No Service endpoints to maintain: nothing here runs in pods.
-                "--endpoint-reconciler-type=none",
             ],
             ready=self._apiserver_ready,
         )
@@ -190,6 +177,30 @@ class ControlPlane:
                 )
             )
         )
+
+    def apiserver_argv(self, port: int, etcd_prefix: str) -> list[str]:
+        """A kube-apiserver on this etcd under `etcd_prefix`: a cluster of its own, with this
+        control plane's CA, serving certificate and service-account key."""
+        pki = self.work / "pki"
+        return [
+            str(self.binaries.kube_apiserver),
+            f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
+            f"--etcd-prefix={etcd_prefix}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--advertise-address={host_ip()}",
+            f"--cert-dir={pki}",
+            f"--tls-cert-file={pki / 'apiserver.crt'}",
+            f"--tls-private-key-file={pki / 'apiserver.key'}",
+            f"--client-ca-file={pki / 'ca.crt'}",
+            "--authorization-mode=RBAC",
+            f"--service-account-key-file={pki / 'sa.key'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--service-cluster-ip-range=10.96.0.0/16",
+            # No Service endpoints to maintain: nothing here runs in pods.
+            "--endpoint-reconciler-type=none",
+        ]
 
     def _apiserver_ready(self) -> bool:
         try:

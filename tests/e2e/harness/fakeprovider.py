@@ -1,11 +1,14 @@
 """A fake cloud: a controller loop that does to the CoreWeave and Civo managed resources what
-provider-coreweave, provider-upjet-civo and provider-helm do, without any cloud.
+provider-coreweave and provider-upjet-civo do, without any cloud. (The Civo cluster-autoscaler's
+Release is the real provider-helm's: tests/e2e/harness/providerhelm.py.)
 
 Per managed resource, like crossplane-runtime's managed reconciler: add the managed finalizer,
 resolve `*IdRef` references into `forProvider` (Synced=False until the referenced resource has an
 external name), "create" it (an ID as `crossplane.io/external-name`), report `atProvider` fields
-(the ones example/*/observed/*.yaml model), `Synced` and `Ready`; publish the Civo cluster's
-connection Secret; on deletion remove the finalizer. It also plays CKS inside the cluster: each
+(the ones example/*/observed/*.yaml model), `Synced` and `Ready`; on deletion remove the
+finalizer. A Civo cluster is a real Kubernetes of its own (tests/e2e/harness/workload.py): it
+stays BUILDING until that answers, its connection Secret holds that cluster's kubeconfig, and
+deleting it deletes everything in it. It also plays CKS inside the cluster: each
 `compute.coreweave.com` NodePool gets `Validated=True` and `currentNodes = targetNodes`.
 
 Status is written only when it differs from what is there, so the fake adds no churn of its own.
@@ -27,13 +30,12 @@ from typing import Any
 
 from . import kinds
 from .kube import ApiError, Kind, Kube
+from .workload import Workload, WorkloadClusters
 
 MANAGED_FINALIZER = "finalizer.managedresource.crossplane.io"
 EXTERNAL_NAME = "crossplane.io/external-name"
 # A real provider polls each resource about once a minute; faster here keeps stages short.
 LOOP_INTERVAL_SECONDS = 0.5
-# Where the fake Civo cluster's API server would be; nothing connects to it (no provider-helm).
-CIVO_API_ENDPOINT = "https://74.220.17.2:6443"
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,6 @@ MANAGED_KINDS = (
     kinds.CIVO_FIREWALL,
     kinds.CIVO_CLUSTER,
     kinds.CIVO_NODEPOOL,
-    kinds.HELM_RELEASE,
 )
 
 
@@ -76,9 +77,10 @@ def external_id(obj: dict[str, Any]) -> str:
 class FakeCloud:
     """Runs the fake providers' loop in a thread until `stop()`."""
 
-    def __init__(self, api: Kube, cks_api_endpoint: str) -> None:
+    def __init__(self, api: Kube, cks_api_endpoint: str, civo_clusters: WorkloadClusters) -> None:
         self.api = api
         self.cks_api_endpoint = cks_api_endpoint
+        self.civo_clusters = civo_clusters
         self.held: set[str] = set()
         self.flapped: set[tuple[str, str]] = set()
         self.errors: list[str] = []
@@ -143,6 +145,8 @@ class FakeCloud:
         finalizers = meta.get("finalizers") or []
         if meta.get("deletionTimestamp"):
             # The cloud resource is gone at once; release the object.
+            if kind == kinds.CIVO_CLUSTER and EXTERNAL_NAME in (meta.get("annotations") or {}):
+                self.civo_clusters.delete(meta["annotations"][EXTERNAL_NAME])
             if MANAGED_FINALIZER in finalizers:
                 self.api.merge_patch(
                     kind,
@@ -184,7 +188,13 @@ class FakeCloud:
         with self._lock:
             held = key in self.held
             flapped = (key, name) in self.flapped
-        at_provider = self._at_provider(kind, obj, created=not held)
+        workload = None
+        if kind == kinds.CIVO_CLUSTER and not held:
+            region = obj["spec"]["forProvider"].get("region", "")
+            workload = self.civo_clusters.serving(external_id(obj), region)
+            # BUILDING until its Kubernetes answers.
+            held = workload is None
+        at_provider = self._at_provider(kind, obj, created=not held, workload=workload)
         if held:
             ready: tuple[bool, str] = (False, "Creating")
         elif flapped:
@@ -192,8 +202,8 @@ class FakeCloud:
         else:
             ready = (True, "Available")
         self._write_status(kind, obj, at_provider, synced=(True, ""), ready=ready)
-        if kind == kinds.CIVO_CLUSTER and not held:
-            self._publish_connection_secret(obj)
+        if workload is not None:
+            self._publish_connection_secret(obj, workload)
 
     def _resolve_references(self, kind: Kind, obj: dict[str, Any]) -> str:
         """Copies referenced external names into forProvider; returns what is still missing."""
@@ -223,7 +233,9 @@ class FakeCloud:
             return "cannot resolve references: " + ", ".join(missing) + " has no external name"
         return ""
 
-    def _at_provider(self, kind: Kind, obj: dict[str, Any], created: bool) -> dict[str, Any]:
+    def _at_provider(
+        self, kind: Kind, obj: dict[str, Any], created: bool, workload: Workload | None
+    ) -> dict[str, Any]:
         ident = external_id(obj)
         spec = obj["spec"]
         for_provider = spec.get("forProvider", {})
@@ -236,14 +248,9 @@ class FakeCloud:
                 "apiServerEndpoint": self.cks_api_endpoint,
             }
         if kind == kinds.CIVO_CLUSTER:
-            if not created:
+            if not created or workload is None:
                 return {"id": ident, "ready": False, "status": "BUILDING"}
-            return {
-                "id": ident,
-                "ready": True,
-                "status": "ACTIVE",
-                "apiEndpoint": CIVO_API_ENDPOINT,
-            }
+            return {"id": ident, "ready": True, "status": "ACTIVE", "apiEndpoint": workload.server}
         if kind == kinds.CIVO_NODEPOOL:
             count = for_provider.get("nodeCount", spec.get("initProvider", {}).get("nodeCount"))
             current = obj.get("status", {}).get("atProvider", {}).get("nodeCount")
@@ -252,8 +259,6 @@ class FakeCloud:
             return {"id": ident, "nodeCount": node_count}
         if kind == kinds.CIVO_NETWORK:
             return {"id": ident, "label": for_provider.get("label")}
-        if kind == kinds.HELM_RELEASE:
-            return {"revision": 1, "state": "deployed"}
         return {"id": ident}
 
     def _write_status(
@@ -292,7 +297,7 @@ class FakeCloud:
             subresource="status",
         )
 
-    def _publish_connection_secret(self, cluster: dict[str, Any]) -> None:
+    def _publish_connection_secret(self, cluster: dict[str, Any], workload: Workload) -> None:
         ref = cluster["spec"].get("writeConnectionSecretToRef")
         if not ref:
             return
@@ -300,17 +305,7 @@ class FakeCloud:
         existing = self.api.get(kinds.SECRET, ref["name"], namespace)
         if existing is not None:
             return
-        name = cluster["spec"]["forProvider"].get("name", cluster["metadata"]["name"])
-        config = json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": name, "cluster": {"server": CIVO_API_ENDPOINT}}],
-                "users": [{"name": name, "user": {"client-certificate-data": "ZmFrZQ=="}}],
-                "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-                "current-context": name,
-            }
-        ).encode()
+        config = json.dumps(workload.kubeconfig).encode()
         encoded = base64.b64encode(config).decode()
         self.api.create(
             kinds.SECRET,

@@ -7,6 +7,7 @@ from .kube import Kind
 NAMESPACE = Kind("v1", "Namespace", "namespaces", namespaced=False)
 SECRET = Kind("v1", "Secret", "secrets")
 EVENT = Kind("v1", "Event", "events")
+DEPLOYMENT = Kind("apps/v1", "Deployment", "deployments")
 CRD = Kind(
     "apiextensions.k8s.io/v1",
     "CustomResourceDefinition",

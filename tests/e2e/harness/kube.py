@@ -241,10 +241,12 @@ class Kube:
                 connection.close()
 
 
-def answers_ok(url: str) -> bool:
-    """Whether a loopback health or API endpoint answers 200 now."""
+def answers_ok(url: str, ca_file: Path | None = None) -> bool:
+    """Whether a loopback health or API endpoint answers 200 now (over HTTPS: trusting
+    `ca_file`)."""
+    context = ssl.create_default_context(cafile=str(ca_file)) if ca_file else None
     try:
-        with urllib.request.urlopen(url, timeout=5) as answer:  # noqa: S310 (loopback http)
+        with urllib.request.urlopen(url, timeout=5, context=context) as answer:  # noqa: S310 (loopback)
             return bool(answer.status == 200)
     except OSError:
         return False

@@ -21,12 +21,14 @@ from .stages import (
     delete_coreweave_xr,
     wait_quiet,
 )
+from .workload import KUBE_SYSTEM, helm_revisions
 from .xr import composed
 
 if TYPE_CHECKING:
     from .suite import Suite
 
 NAMESPACE = "ml-team"
+EXTERNAL_NAME = "crossplane.io/external-name"
 # What a test may find for one object: its UID (a re-created object has a new one) and what
 # was composed into it (a change is a change the function made, or a provider's drift).
 Identity = tuple[str, Any]
@@ -104,10 +106,32 @@ class Pair:
 
     def live(self) -> list[tuple[Kind, str]]:
         """The CoreWeaveCluster's objects inside its cluster: one NodePool per pool (named as
-        the pool), the system pool and the StorageClass clone. (A CivoCluster's autoscaler
-        Release is applied by the fake provider: nothing of it is live.)"""
+        the pool), the system pool and the StorageClass clone."""
         pools = [(kinds.CKS_NODEPOOL, str(p["name"])) for p in self.coreweave.pools]
         return [*pools, *COREWEAVE_FIXED_IN_CLUSTER]
+
+    def live_civo(self) -> Snapshot:
+        """What Helm installed in the CivoCluster's own cluster: each Deployment of kube-system
+        (UID and spec: nothing runs it, so only Helm writes it) and each Helm release's newest
+        revision (an upgrade, even to the same values, is a new one)."""
+        api = self.suite.plane.api
+        ref = composed(api, self.civo.name, NAMESPACE, (kinds.CIVO_CLUSTER,))["civo-cluster"]
+        cluster = api.get(kinds.CIVO_CLUSTER, ref.name, NAMESPACE)
+        assert cluster is not None
+        inside = self.suite.civo_clusters.get(cluster["metadata"]["annotations"][EXTERNAL_NAME])
+        found: Snapshot = {}
+        for deployment in inside.api.list(kinds.DEPLOYMENT, KUBE_SYSTEM):
+            name = deployment["metadata"]["name"]
+            found[f"live {self.civo.name} Deployment/{name}"] = (
+                deployment["metadata"]["uid"],
+                deployment["spec"],
+            )
+        for name, (revision, status) in helm_revisions(inside.api).items():
+            found[f"live {self.civo.name} Helm release/{name}"] = (
+                name,
+                {"revision": revision, "status": status},
+            )
+        return found
 
     def snapshot(self) -> Snapshot:
         """UID and content of everything both XRs composed (by XR and key), and of the live
@@ -122,7 +146,7 @@ class Pair:
             assert live is not None, f"{kind.kind} {name} is not in the cluster"
             content = {k: v for k, v in live.items() if k not in ("metadata", "status")}
             found[f"live {kind.kind}/{name}"] = (live["metadata"]["uid"], content)
-        return found
+        return {**found, **self.live_civo()}
 
     def settled(self) -> Snapshot:
         """Waits until both XRs are Synced and Ready on their latest generation (a reconcile

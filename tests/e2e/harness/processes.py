@@ -90,6 +90,10 @@ class ProcessGroup:
         if managed.ready is not None:
             wait_for(f"{name} ready", lambda: self._ready(managed), timeout)
 
+    def ready_now(self, name: str) -> bool:
+        """Whether the process's `ready` probe passes now; fails at once if it has exited."""
+        return self._ready(self._one(name))
+
     def running(self, name: str) -> bool:
         return self._one(name).process.poll() is None
 
@@ -102,7 +106,7 @@ class ProcessGroup:
     def _ready(self, managed: Managed) -> bool:
         if managed.process.poll() is not None:
             raise RuntimeError(
-                f"{managed.name} exited with {managed.process.returncode} after its restart:\n"
+                f"{managed.name} exited with {managed.process.returncode}:\n"
                 f"{tail(managed.log, LOG_TAIL_LINES)}"
             )
         assert managed.ready is not None

@@ -64,7 +64,7 @@ def install_crds(plane: ControlPlane, directories: list[Path]) -> None:
     wait_established(plane, kinds.CRD, names)
 
 
-def install_apis(plane: ControlPlane, repo: Path) -> None:
+def install_apis(plane: ControlPlane, repo: Path, chart_repository: str) -> None:
     xrds = []
     for definition in sorted((repo / "apis").glob("*/definition.yaml")):
         xrds += [xrd["metadata"]["name"] for xrd in apply_documents(plane, definition)]
@@ -76,7 +76,18 @@ def install_apis(plane: ControlPlane, repo: Path) -> None:
         )
     wait_established(plane, kinds.CRD, xrds)
     for composition in sorted((repo / "apis").glob("*/composition.yaml")):
-        apply_documents(plane, composition)
+        for doc in documents(composition):
+            plane.api.apply(kinds.COMPOSITION, mirrored(doc, chart_repository))
+
+
+def mirrored(composition: dict[str, Any], chart_repository: str) -> dict[str, Any]:
+    """The Composition as an air-gapped platform team edits it: the cluster-autoscaler chart
+    from their own mirror (nothing here reaches kubernetes.github.io)."""
+    for step in composition["spec"]["pipeline"]:
+        autoscaler = step.get("input", {}).get("civo", {}).get("clusterAutoscaler")
+        if autoscaler is not None:
+            autoscaler["chartRepository"] = chart_repository
+    return composition
 
 
 def install_required_objects(plane: ControlPlane) -> None:

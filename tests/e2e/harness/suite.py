@@ -1,6 +1,7 @@
 """Brings the whole e2e world up in order and down again: control plane, provider CRDs, the
-function package installed by Crossplane's package manager, the XR APIs, required objects, the
-fake cloud, the real provider-kubernetes and the watch log."""
+function package installed by Crossplane's package manager, the chart mirrors, the XR APIs,
+required objects, the fake cloud with its Civo clusters, the real provider-kubernetes and
+provider-helm, and the watch log."""
 
 from __future__ import annotations
 
@@ -9,19 +10,22 @@ from pathlib import Path
 
 from . import kinds
 from .binaries import REPO, Binaries
+from .charts import HttpsChartRepository, OciChartRegistry, chart_archive
 from .controlplane import ControlPlane, new_org_token
 from .engine import Engine
 from .fakeprovider import FakeCloud
 from .processes import ProcessGroup
+from .providerhelm import ProviderHelm
 from .providerkubernetes import ProviderKubernetes
 from .runtime import FunctionRuntime
 from .scene import install_apis, install_crds, install_required_objects
 from .watchlog import WatchLog
+from .workload import WorkloadClusters
 
 SHARED_CRDS = REPO.parent / "shared" / "crds"
-# The provider CRDs the suite installs from ../shared/crds; provider-kubernetes' own come with
-# its build, so they always match the provider that runs.
-SHARED_CRD_FOLDERS = ("coreweave", "civo", "helm")
+# The provider CRDs the suite installs from ../shared/crds; provider-kubernetes' and
+# provider-helm's own come with their builds, so they always match the providers that run.
+SHARED_CRD_FOLDERS = ("coreweave", "civo")
 WATCHED = (
     kinds.COREWEAVE_CLUSTER_XR,
     kinds.CIVO_CLUSTER_XR,
@@ -37,6 +41,10 @@ class Suite:
     runtime: FunctionRuntime
     cloud: FakeCloud
     provider: ProviderKubernetes
+    helm: ProviderHelm
+    civo_clusters: WorkloadClusters
+    chart_repository: HttpsChartRepository
+    chart_registry: OciChartRegistry
     log: WatchLog
     # One churn table per lifecycle test, printed in pytest's terminal summary.
     churn_reports: list[str] = field(default_factory=list)
@@ -54,6 +62,7 @@ class Suite:
 
     def stop(self) -> None:
         self.cloud.stop()
+        self.chart_repository.stop()
         self.log.stop()
         self.log.write(self.plane.processes.log_dir / "watch-events.tsv")
         self.plane.processes.stop_all()
@@ -70,19 +79,38 @@ def start(work: Path, binaries: Binaries, engine: Engine) -> Suite:
         install_crds(
             plane,
             [SHARED_CRDS / folder for folder in SHARED_CRD_FOLDERS]
-            + [binaries.provider_kubernetes_crds],
+            + [binaries.provider_kubernetes_crds, binaries.provider_helm_crds],
         )
+        archive = chart_archive()
+        chart_repository = HttpsChartRepository(plane, work / "chart-repository")
+        chart_repository.start(archive)
+        chart_registry = OciChartRegistry(plane, work / "chart-registry")
+        chart_registry.start(archive)
         runtime = FunctionRuntime(plane, REPO)
         runtime.install()
-        install_apis(plane, REPO)
+        install_apis(plane, REPO, chart_repository.url)
         install_required_objects(plane)
         log = WatchLog(plane.api)
         log.start(WATCHED)
-        cloud = FakeCloud(plane.api, f"127.0.0.1:{plane.api_port}")
+        civo_clusters = WorkloadClusters(plane)
+        cloud = FakeCloud(plane.api, f"127.0.0.1:{plane.api_port}", civo_clusters)
         cloud.start()
         provider = ProviderKubernetes(plane)
-        suite = Suite(engine, plane, runtime, cloud, provider, log)
+        helm = ProviderHelm(plane)
+        suite = Suite(
+            engine,
+            plane,
+            runtime,
+            cloud,
+            provider,
+            helm,
+            civo_clusters,
+            chart_repository,
+            chart_registry,
+            log,
+        )
         provider.start(server_side_apply=True)
+        helm.start()
     except BaseException:
         if suite is not None:
             suite.stop()

@@ -1,0 +1,156 @@
+"""The chart mirrors an air-gapped platform team runs, serving the real cluster-autoscaler chart
+from ../shared/charts: a Helm chart repository over HTTPS (an index.yaml that `helm repo index`
+writes, beside the archive) and an OCI registry over HTTPS (`helm push`), both with certificates
+of the harness CA, which provider-helm trusts (tests/e2e/harness/providerhelm.py).
+
+Each mirror records what was fetched from it, so a test can prove where a chart came from.
+"""
+
+from __future__ import annotations
+
+import http.server
+import shutil
+import ssl
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.autoscaler_expected import CHART_NAME, step_input
+from tests.autoscaler_expected import chart_archive as archive_of
+from tests.support import free_port
+
+from .certs import issue
+from .controlplane import ControlPlane
+from .kube import answers_ok
+
+# Where the OCI mirror keeps charts: chartRepository is oci://<host>/<this>.
+OCI_NAMESPACE = "charts"
+STARTUP_SECONDS = 60
+
+
+def chart_archive() -> Path:
+    """The chart version the committed Civo Composition pins, in ../shared/charts."""
+    pinned = step_input()["civo"]["clusterAutoscaler"]["chartVersion"]
+    return archive_of(str(pinned))
+
+
+@dataclass
+class HttpsChartRepository:
+    """A Helm chart repository: GET index.yaml, then GET the archive it names."""
+
+    plane: ControlPlane
+    root: Path
+    port: int = 0
+    fetched: list[str] = field(default_factory=list)
+    _server: http.server.ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def start(self, archive: Path) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        shutil.copy(archive, self.root / archive.name)
+        self.port = free_port()
+        result = self.plane.processes.run(
+            "helm-repo-index",
+            [str(self.plane.binaries.helm), "repo", "index", str(self.root), "--url", self.url],
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"helm repo index failed: {result.stderr}")
+        assert self.plane.ca is not None
+        tls = self.root.parent / "chart-repository-tls"
+        issue(self.plane.ca, "chart-repository", server=True).write(tls)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls / "tls.crt", tls / "tls.key")
+        repository = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, directory=str(repository.root), **kwargs)
+
+            def do_GET(self) -> None:
+                repository.fetched.append(self.path)
+                super().do_GET()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        self._server = server
+        threading.Thread(target=server.serve_forever, name="chart-repository", daemon=True).start()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+
+@dataclass
+class OciChartRegistry:
+    """An OCI registry over HTTPS (the harness's registry binary, a second instance), holding
+    the chart as `helm push` stores it."""
+
+    plane: ControlPlane
+    root: Path
+    port: int = 0
+
+    PROCESS = "chart-registry"
+
+    @property
+    def url(self) -> str:
+        return f"oci://127.0.0.1:{self.port}/{OCI_NAMESPACE}"
+
+    @property
+    def log(self) -> Path:
+        return self.plane.processes.log_dir / f"{self.PROCESS}.log"
+
+    def start(self, archive: Path) -> None:
+        plane = self.plane
+        assert plane.ca is not None
+        tls = self.root / "tls"
+        issue(plane.ca, "chart-registry", server=True).write(tls)
+        self.port = free_port()
+        plane.processes.start(
+            self.PROCESS,
+            [
+                str(plane.binaries.registry),
+                f"127.0.0.1:{self.port}",
+                str(tls / "tls.crt"),
+                str(tls / "tls.key"),
+            ],
+            ready=lambda: answers_ok(f"https://127.0.0.1:{self.port}/v2/", ca_file=plane.ca_file),
+        )
+        plane.processes.wait_ready(self.PROCESS, STARTUP_SECONDS)
+        # Helm keeps registry logins and caches under HOME: a folder of this run's own.
+        home = self.root / "helm-home"
+        result = plane.processes.run(
+            "helm-push",
+            [
+                str(plane.binaries.helm),
+                "push",
+                str(archive),
+                self.url,
+                "--ca-file",
+                str(plane.ca_file),
+            ],
+            env={
+                "HOME": str(home),
+                "HELM_CONFIG_HOME": str(home / "config"),
+                "HELM_CACHE_HOME": str(home / "cache"),
+            },
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"helm push failed: {result.stderr}")
+
+    def manifest_pulls(self, version: str) -> int:
+        """How many times the chart's manifest at this version was fetched (the registry logs
+        every request)."""
+        wanted = f"/v2/{OCI_NAMESPACE}/{CHART_NAME}/manifests/{version}"
+        return sum(
+            1
+            for line in self.log.read_text(errors="replace").splitlines()
+            if "GET" in line and wanted in line
+        )

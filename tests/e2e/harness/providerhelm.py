@@ -1,0 +1,76 @@
+"""The real provider-helm, run on the host against the control plane's API server.
+
+It reconciles the cluster-autoscaler Release every CivoCluster with an autoscaled pool composes,
+through the helm ProviderConfig the function composes, that is through the Civo cluster's
+connection Secret: a kubeconfig for that cluster's own kube-apiserver
+(tests/e2e/harness/workload.py). It pulls the chart from a chart repository the harness serves
+(tests/e2e/harness/charts.py) and trusts that repository's certificate through SSL_CERT_FILE.
+
+Ports: none. hack/controlplane/build-provider-helm.sh links it with controller-runtime's metrics
+address "0" (by default it would bind :8080, the port provider-kubernetes binds), it serves no
+webhook and has no health-probe flag. provider-kubernetes binds 9443 and 8080
+(tests/e2e/harness/providerkubernetes.py). Its chart cache, relative to its working folder by
+the same build, is this run's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .controlplane import ControlPlane
+
+PROCESS_NAME = "provider-helm"
+# After a Helm upgrade provider-helm leaves the Release Unavailable (it saw the old values) and
+# observes it again only after --poll, 10 m by default: the CivoCluster is not Ready that long
+# after every change to an autoscaled pool. What the README recommends (1m) or, here, shorter.
+POLL = "30s"
+STARTUP_SECONDS = 120
+# provider-helm logs this once the namespaced Release CRD is served and it sets up the Release
+# controller (its CRD gate); controller-runtime's own lines, such as "Starting workers", never
+# reach its log (it sets controller-runtime's logger twice, and only the first, a discarding
+# one, takes).
+RELEASE_CONTROLLER_SET_UP = ("gvk is ready", '"helm.m.crossplane.io/v1beta1, Kind=Release"')
+
+
+class ProviderHelm:
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+        self.work = plane.work / PROCESS_NAME
+
+    @property
+    def chart_cache(self) -> Path:
+        return self.work / "charts"
+
+    @property
+    def log(self) -> Path:
+        return self.plane.processes.log_dir / f"{PROCESS_NAME}.log"
+
+    def start(self) -> None:
+        plane = self.plane
+        self.work.mkdir(parents=True, exist_ok=True)
+        trust = self.work / "local-ca.crt"
+        assert plane.ca is not None
+        trust.write_bytes(plane.ca.cert_pem)
+        plane.processes.start(
+            PROCESS_NAME,
+            [str(plane.binaries.provider_helm), "--debug", f"--poll={POLL}"],
+            env={"KUBECONFIG": str(plane.admin_kubeconfig), "SSL_CERT_FILE": str(trust)},
+            cwd=self.work,
+            ready=self._release_controller_set_up,
+        )
+        plane.processes.wait_ready(PROCESS_NAME, STARTUP_SECONDS)
+
+    def _release_controller_set_up(self) -> bool:
+        if not self.log.exists():
+            return False
+        return any(
+            all(part in line for part in RELEASE_CONTROLLER_SET_UP)
+            for line in self.log.read_text(errors="replace").splitlines()
+        )
+
+    def forget_charts(self) -> list[str]:
+        """Empties its chart cache, so the next install pulls again; returns what it held."""
+        held = sorted(path.name for path in self.chart_cache.glob("*.tgz"))
+        for name in held:
+            (self.chart_cache / name).unlink()
+        return held
