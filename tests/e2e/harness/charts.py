@@ -145,12 +145,13 @@ class OciChartRegistry:
         if result.returncode != 0:
             raise RuntimeError(f"helm push failed: {result.stderr}")
 
-    def manifest_pulls(self, version: str) -> int:
-        """How many times the chart's manifest at this version was fetched (the registry logs
-        every request)."""
-        wanted = f"/v2/{OCI_NAMESPACE}/{CHART_NAME}/manifests/{version}"
+    def chart_downloads(self) -> int:
+        """How many times a blob of the chart's repository was downloaded (the registry logs
+        every request): a pull resolves the tag and fetches the manifest, then GETs the chart's
+        layers; a push only HEADs and PUTs them."""
+        blobs = f"/v2/{OCI_NAMESPACE}/{CHART_NAME}/blobs/"
         return sum(
             1
             for line in self.log.read_text(errors="replace").splitlines()
-            if "GET" in line and wanted in line
+            if f" GET {blobs}" in line
         )
