@@ -20,10 +20,6 @@ ldflags="-X sigs.k8s.io/controller-runtime/pkg/metrics/server.DefaultBindAddress
 ldflags+=" -X github.com/crossplane-contrib/provider-helm/pkg/clients/helm.chartCache=charts"
 ldflags+=" -X github.com/crossplane-contrib/provider-helm/pkg/version.Version=$version"
 go_explained build -ldflags "$ldflags" -o "$work/provider.bin" ./cmd/provider
-rm -rf "$dir/crds.tmp.$$"
-mkdir -p "$dir"
-cp -r package/crds "$dir/crds.tmp.$$"
-rm -rf "$dir/crds"
-mv "$dir/crds.tmp.$$" "$dir/crds"
+install_crds_atomically package/crds "$dir/crds"
 install_atomically "$work/provider.bin" "$dir/provider"
 log "installed $dir"

@@ -31,6 +31,17 @@ install_atomically() {
   mv -f "$dest.tmp.$$" "$dest"
 }
 
+# install_crds_atomically SOURCE_DIR DEST_DIR -> a provider's CRDs beside its binary, replaced
+# whole, so a cached folder is never half old, half new.
+install_crds_atomically() {
+  local source="$1" dest="$2"
+  rm -rf "$dest.tmp.$$"
+  mkdir -p "$(dirname "$dest")"
+  cp -r "$source" "$dest.tmp.$$"
+  rm -rf "$dest"
+  mv "$dest.tmp.$$" "$dest"
+}
+
 # make_work_dir -> sets $work to a fresh temp directory removed when the script exits.
 # (It sets a variable rather than printing: a trap set inside $(...) would fire at once.)
 make_work_dir() {
