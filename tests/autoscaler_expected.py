@@ -41,6 +41,11 @@ def step_input() -> dict[str, Any]:
     return dict(steps[0]["input"])
 
 
+def pinned_chart_version() -> str:
+    """The chart version the committed Civo Composition pins."""
+    return str(step_input()["civo"]["clusterAutoscaler"]["chartVersion"])
+
+
 def chart_default_args(archive: Path) -> dict[str, Any]:
     with tarfile.open(archive) as chart:
         member = chart.extractfile("cluster-autoscaler/values.yaml")

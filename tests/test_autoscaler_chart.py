@@ -21,14 +21,9 @@ import yaml
 
 from tests import autoscaler_expected as expect
 from tests.autoscaler_expected import CHART_IMAGE, CHARTS, chart_archive
-from tests.e2e.harness.binaries import REPO, cache_root, versions
+from tests.e2e.harness.binaries import REPO, helm
 
 RELEASE_KIND = ("helm.m.crossplane.io/v1beta1", "Release")
-
-
-def helm() -> Path:
-    version = versions()["HELM_VERSION"]
-    return cache_root() / "bin" / f"helm-{version}" / "helm"
 
 
 def documents(path: Path) -> list[dict[str, Any]]:

@@ -28,7 +28,7 @@ from .harness.stages import (
 )
 from .harness.suite import Suite
 from .harness.watchlog import format_churn
-from .harness.xr import composed, reason
+from .harness.xr import EXTERNAL_NAME, composed, reason
 
 XR_FILE = REPO / "example" / "civo" / "xr.yaml"
 XR_KIND = kinds.CIVO_CLUSTER_XR
@@ -40,7 +40,6 @@ CLOUD_KEYS = {
     "usage-network-by-cluster",
     "usage-firewall-by-cluster",
 }
-EXTERNAL_NAME = "crossplane.io/external-name"
 
 
 @pytest.mark.every_engine

@@ -20,18 +20,16 @@ import yaml
 from tests import autoscaler_expected as expect
 
 from .harness import kinds
-from .harness.binaries import REPO
 from .harness.kube import Kube, condition, is_true, wait_for
 from .harness.providerhelm import POLL
+from .harness.scene import mirrored
 from .harness.stages import CONVERGE_SECONDS, wait_ready
 from .harness.suite import Suite
 from .harness.workload import KUBE_SYSTEM, helm_releases
-from .harness.xr import COMPOSITE_LABEL, composed, reason
+from .harness.xr import COMPOSITE_LABEL, EXTERNAL_NAME, composed, external_name, reason
 
 XR_KIND = kinds.CIVO_CLUSTER_XR
 NAMESPACE = "ml-team"
-EXTERNAL_NAME = "crossplane.io/external-name"
-COMPOSITION = REPO / "apis" / "civoclusters" / "composition.yaml"
 # Two autoscaled GPU pools and a fixed one, beside the inline system pool.
 POOLS: list[dict[str, Any]] = [
     {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
@@ -61,7 +59,7 @@ POOLS: list[dict[str, Any]] = [
     },
 ]
 KUBERNETES_VERSION = "1.34.1-k3s1"
-CHART_VERSION = str(expect.step_input()["civo"]["clusterAutoscaler"]["chartVersion"])
+CHART_VERSION = expect.pinned_chart_version()
 # Long enough that the Release's own name (59 characters) is one Helm refuses as a release name.
 LONG_NAME = "inference-lon-from-the-oci-mirror"
 
@@ -106,10 +104,7 @@ class Autoscaled:
         return self.api.list(kinds.HELM_RELEASE, NAMESPACE, labels=f"{COMPOSITE_LABEL}={self.name}")
 
     def cluster_id(self) -> str:
-        ref = self.composed()["civo-cluster"]
-        cluster = self.api.get(kinds.CIVO_CLUSTER, ref.name, NAMESPACE)
-        assert cluster is not None
-        return str(cluster["metadata"]["annotations"][EXTERNAL_NAME])
+        return external_name(self.api, self.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster")
 
     def cluster_api(self) -> Kube:
         return self.suite.civo_clusters.get(self.cluster_id()).api
@@ -268,10 +263,8 @@ def test_the_autoscaler_chart_comes_from_an_oci_mirror(suite: Suite) -> None:
     in the Composition's input (chartRepository: oci://<registry>/<path>). The XR's name is
     long: Helm gets a release name within its 53 characters."""
     api = suite.plane.api
-    composition = yaml.safe_load(COMPOSITION.read_text())
+    composition = mirrored(yaml.safe_load(expect.COMPOSITION.read_text()), suite.chart_registry.url)
     composition["metadata"]["name"] = "civoclusters-oci-mirror"
-    (step,) = composition["spec"]["pipeline"]
-    step["input"]["civo"]["clusterAutoscaler"]["chartRepository"] = suite.chart_registry.url
     api.apply(kinds.COMPOSITION, composition)
     cluster = Autoscaled(suite, manifest(LONG_NAME, composition="civoclusters-oci-mirror"))
     # provider-helm keeps pulled charts by name and version: an earlier install's copy would

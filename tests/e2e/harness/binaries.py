@@ -41,6 +41,11 @@ def _registry_source_hash() -> str:
     return hashlib.sha256(source.read_bytes()).hexdigest()[:8]
 
 
+def helm() -> Path:
+    """The Helm hack/controlplane/build-helm.sh builds (make test's chart check uses it too)."""
+    return cache_root() / "bin" / f"helm-{versions()['HELM_VERSION']}" / "helm"
+
+
 def _crank() -> Path:
     # hack/install-crank.sh installs into $(go env GOPATH)/bin; PATH may also have one.
     if shutil.which("go"):
@@ -96,6 +101,6 @@ def locate(crossplane_version: str) -> Binaries:
         provider_kubernetes_crds=provider / "crds",
         provider_helm=provider_helm / "provider",
         provider_helm_crds=provider_helm / "crds",
-        helm=bin_root / f"helm-{v['HELM_VERSION']}" / "helm",
+        helm=helm(),
         crank=_crank(),
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.autoscaler_expected import CHART_NAME, step_input
+from tests.autoscaler_expected import CHART_NAME, pinned_chart_version
 from tests.autoscaler_expected import chart_archive as archive_of
 from tests.support import free_port
 
@@ -31,8 +31,7 @@ STARTUP_SECONDS = 60
 
 def chart_archive() -> Path:
     """The chart version the committed Civo Composition pins, in ../shared/charts."""
-    pinned = step_input()["civo"]["clusterAutoscaler"]["chartVersion"]
-    return archive_of(str(pinned))
+    return archive_of(pinned_chart_version())
 
 
 @dataclass

@@ -19,7 +19,7 @@ from tests.support import free_port
 from . import kinds
 from .binaries import Binaries
 from .certs import KeyPair, issue, new_ca, service_account_key_pem
-from .kube import ApiError, Kube, answers_ok
+from .kube import Kube, answers_ok, serving
 from .processes import ProcessGroup
 
 CROSSPLANE_NAMESPACE = "crossplane-system"
@@ -160,7 +160,7 @@ class ControlPlane:
                 *self.apiserver_argv(self.api_port, ETCD_PREFIX),
                 f"--token-auth-file={pki / 'tokens.csv'}",
             ],
-            ready=self._apiserver_ready,
+            ready=lambda: serving(self.api),
         )
         self.kube = Kube(self.api_port, self.ca_file, pki / "admin.crt", pki / "admin.key")
         self.processes.wait_ready("kube-apiserver", STARTUP_SECONDS)
@@ -201,13 +201,6 @@ class ControlPlane:
             # No Service endpoints to maintain: nothing here runs in pods.
             "--endpoint-reconciler-type=none",
         ]
-
-    def _apiserver_ready(self) -> bool:
-        try:
-            self.api.request("GET", "/readyz")
-        except (ApiError, OSError, ValueError):
-            return False
-        return True
 
     def _start_controller_manager(self) -> None:
         config = str(self.admin_kubeconfig)

@@ -31,9 +31,9 @@ from typing import Any
 from . import kinds
 from .kube import ApiError, Kind, Kube
 from .workload import Workload, WorkloadClusters
+from .xr import EXTERNAL_NAME
 
 MANAGED_FINALIZER = "finalizer.managedresource.crossplane.io"
-EXTERNAL_NAME = "crossplane.io/external-name"
 # A real provider polls each resource about once a minute; faster here keeps stages short.
 LOOP_INTERVAL_SECONDS = 0.5
 

@@ -241,6 +241,15 @@ class Kube:
                 connection.close()
 
 
+def serving(api: Kube) -> bool:
+    """Whether the API server answers /readyz now."""
+    try:
+        api.request("GET", "/readyz")
+    except (ApiError, OSError, ValueError):
+        return False
+    return True
+
+
 def answers_ok(url: str, ca_file: Path | None = None) -> bool:
     """Whether a loopback health or API endpoint answers 200 now (over HTTPS: trusting
     `ca_file`)."""

@@ -22,13 +22,12 @@ from .stages import (
     wait_quiet,
 )
 from .workload import KUBE_SYSTEM, helm_revisions
-from .xr import composed
+from .xr import composed, external_name
 
 if TYPE_CHECKING:
     from .suite import Suite
 
 NAMESPACE = "ml-team"
-EXTERNAL_NAME = "crossplane.io/external-name"
 # What a test may find for one object: its UID (a re-created object has a new one) and what
 # was composed into it (a change is a change the function made, or a provider's drift).
 Identity = tuple[str, Any]
@@ -115,10 +114,10 @@ class Pair:
         (UID and spec: nothing runs it, so only Helm writes it) and each Helm release's newest
         revision (an upgrade, even to the same values, is a new one)."""
         api = self.suite.plane.api
-        ref = composed(api, self.civo.name, NAMESPACE, (kinds.CIVO_CLUSTER,))["civo-cluster"]
-        cluster = api.get(kinds.CIVO_CLUSTER, ref.name, NAMESPACE)
-        assert cluster is not None
-        inside = self.suite.civo_clusters.get(cluster["metadata"]["annotations"][EXTERNAL_NAME])
+        cluster_id = external_name(
+            api, self.civo.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster"
+        )
+        inside = self.suite.civo_clusters.get(cluster_id)
         found: Snapshot = {}
         for deployment in inside.api.list(kinds.DEPLOYMENT, KUBE_SYSTEM):
             name = deployment["metadata"]["name"]

@@ -68,9 +68,7 @@ class ProviderHelm:
             for line in self.log.read_text(errors="replace").splitlines()
         )
 
-    def forget_charts(self) -> list[str]:
-        """Empties its chart cache, so the next install pulls again; returns what it held."""
-        held = sorted(path.name for path in self.chart_cache.glob("*.tgz"))
-        for name in held:
-            (self.chart_cache / name).unlink()
-        return held
+    def forget_charts(self) -> None:
+        """Empties its chart cache, so the next install pulls again."""
+        for archive in self.chart_cache.glob("*.tgz"):
+            archive.unlink()

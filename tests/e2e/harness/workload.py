@@ -19,8 +19,8 @@ from tests.support import free_port
 
 from . import kinds
 from .certs import issue
-from .controlplane import ControlPlane
-from .kube import ApiError, Kube
+from .controlplane import ControlPlane, kubeconfig
+from .kube import Kube, serving
 
 # The Secret Civo puts in kube-system of every cluster, with the keys the chart's env reads.
 CIVO_API_SECRET = "civo-api-access"
@@ -93,47 +93,18 @@ class WorkloadClusters:
         process = f"civo-cluster-{cluster_id}"
         pki = plane.work / "pki"
         api = Kube(port, plane.ca_file, pki / "admin.crt", pki / "admin.key")
-
-        def answers() -> bool:
-            try:
-                api.request("GET", "/readyz")
-            except (ApiError, OSError, ValueError):
-                return False
-            return True
-
         plane.processes.start(
-            process, plane.apiserver_argv(port, f"/civo/{cluster_id}"), ready=answers
+            process, plane.apiserver_argv(port, f"/civo/{cluster_id}"), ready=lambda: serving(api)
         )
         admin = issue(
             plane.ca, f"civo-{cluster_id}-admin", organization="system:masters", client=True
         )
-        kubeconfig = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": cluster_id,
-                    "cluster": {
-                        "server": f"https://127.0.0.1:{port}",
-                        "certificate-authority-data": _b64(plane.ca.cert_pem),
-                    },
-                }
-            ],
-            "users": [
-                {
-                    "name": cluster_id,
-                    "user": {
-                        "client-certificate-data": _b64(admin.cert_pem),
-                        "client-key-data": _b64(admin.key_pem),
-                    },
-                }
-            ],
-            "contexts": [
-                {"name": cluster_id, "context": {"cluster": cluster_id, "user": cluster_id}}
-            ],
-            "current-context": cluster_id,
+        user = {
+            "client-certificate-data": _b64(admin.cert_pem),
+            "client-key-data": _b64(admin.key_pem),
         }
-        workload = Workload(cluster_id, process, port, api, kubeconfig)
+        config = kubeconfig(f"https://127.0.0.1:{port}", plane.ca.cert_pem, user)
+        workload = Workload(cluster_id, process, port, api, config)
         self._clusters[cluster_id] = workload
         return workload
 

@@ -10,6 +10,8 @@ from .kube import Kind, Kube, condition
 
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
 COMPOSITE_LABEL = "crossplane.io/composite"
+# Where a provider records the cloud's ID (or name) of what it manages.
+EXTERNAL_NAME = "crossplane.io/external-name"
 
 
 @dataclass(frozen=True)
@@ -47,3 +49,11 @@ def reason(obj: dict[str, Any] | None, kind: str) -> str:
 
 def secret_text(secret: dict[str, Any] | None, key: str) -> str:
     return base64.b64decode(((secret or {}).get("data") or {}).get(key, "")).decode()
+
+
+def external_name(api: Kube, xr: str, namespace: str, kind: Kind, key: str) -> str:
+    """The external name a provider gave the object composed under `key`."""
+    ref = composed(api, xr, namespace, (kind,))[key]
+    obj = api.get(kind, ref.name, namespace)
+    assert obj is not None, f"{kind.kind} {namespace}/{ref.name} is gone"
+    return str(obj["metadata"]["annotations"][EXTERNAL_NAME])
