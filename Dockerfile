@@ -35,7 +35,8 @@ ENV PATH=/venv/fn/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 # runAsNonRoot check can verify it.
 USER 2000:2000
 
-# gRPC port Crossplane dials (TLS certs come from TLS_SERVER_CERTS_DIR).
-EXPOSE 9443
+# gRPC port Crossplane dials (TLS certs come from TLS_SERVER_CERTS_DIR), then the default
+# metrics port and plaintext gRPC health probe port.
+EXPOSE 9443 8080 8081
 
 ENTRYPOINT ["/venv/fn/bin/function"]

@@ -2,22 +2,43 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging, runtime
 
-from function import server
+from function import addresses, health, metrics, server
 from function.runner import FunctionRunner
 
 MEGABYTE = 1024 * 1024
+# Read by hand, not by click: click takes an empty variable for an unset one, and empty is how a
+# DeploymentRuntimeConfig turns a side port off.
+METRICS_ENV = "METRICS_ADDRESS"
+HEALTH_ENV = "HEALTH_ADDRESS"
 
 
 @click.command()
 @sdkcli.standard_options
+@click.option(
+    "--metrics-address",
+    default=metrics.DEFAULT_ADDRESS,
+    show_default=True,
+    help="Serve Prometheus metrics at http://ADDRESS/metrics, plain HTTP whatever the gRPC "
+    f"port serves; empty: no metrics. Also {METRICS_ENV}.",
+)
+@click.option(
+    "--health-address",
+    default=health.DEFAULT_ADDRESS,
+    show_default=True,
+    help="Also serve the gRPC health service here, in plaintext and alone, for the kubelet's "
+    f"gRPC probes (which cannot speak TLS); empty: only on --address. Also {HEALTH_ENV}.",
+)
 def cli(
     *,
+    metrics_address: str,
+    health_address: str,
     debug: bool,
     address: str,
     tls_certs_dir: str | None,
@@ -44,16 +65,52 @@ def cli(
             err=True,
         )
         sys.exit(2)
+    metrics_address = flag_or_environment("metrics_address", metrics_address, METRICS_ENV)
+    health_address = flag_or_environment("health_address", health_address, HEALTH_ENV)
+    for flag, value in (
+        ("--metrics-address", metrics_address),
+        ("--health-address", health_address),
+    ):
+        try:
+            if value:
+                addresses.split(value)
+        except ValueError as error:
+            click.echo(f"function: {flag}: {error}", err=True)
+            sys.exit(2)
+    counted = metrics.Metrics() if metrics_address else None
+    if counted is not None:
+        try:
+            metrics.serve(counted, metrics_address)
+        except OSError as error:
+            click.echo(f"function: cannot serve metrics on {metrics_address}: {error}", err=True)
+            sys.exit(1)
     try:
         # The SDK's cli.run would open a TLS and a plaintext port on the same address when given
         # both; --insecure means plaintext only, as its help text says.
         credentials = (
             None if insecure or not tls_certs_dir else runtime.load_credentials(tls_certs_dir)
         )
-        server.serve(FunctionRunner(log_calls=debug), address, creds=credentials, options=options)
+        server.serve(
+            FunctionRunner(log_calls=debug, metrics=counted),
+            address,
+            creds=credentials,
+            options=options,
+            health_address=health_address or None,
+        )
+    except server.ProbePortError as error:
+        click.echo(f"function: {error}", err=True)
+        sys.exit(1)
     except Exception as error:  # startup failures: report in one line and exit non-zero
         click.echo(f"function: cannot serve on {address}: {error}", err=True)
         sys.exit(1)
+
+
+def flag_or_environment(parameter: str, value: str, variable: str) -> str:
+    """The flag's value when given, else the variable's when set (empty too), else the default."""
+    source = click.get_current_context().get_parameter_source(parameter)
+    if source is click.core.ParameterSource.DEFAULT:
+        return os.environ.get(variable, value)
+    return value
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ never a gRPC error: Crossplane then reports it on the XR and applies nothing.
 from __future__ import annotations
 
 import dataclasses
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -22,6 +23,7 @@ from function.civo.compose import compose as compose_civo
 from function.coreweave import api as coreweave_api
 from function.coreweave.compose import compose as compose_coreweave
 from function.input import DEFAULT_INPUT, StepInput, cached_input
+from function.metrics import Metrics
 from function.shared.cache import LRU, content_key
 from function.shared.memo import (
     MEMO_BYTES,
@@ -35,7 +37,7 @@ from function.shared.memo import (
     spec_digest,
 )
 from function.shared.observed import Observed, Required, View, struct_to_python
-from function.shared.outcome import Composite, Outcome, Severity
+from function.shared.outcome import Composite, Outcome, Result, Severity
 from function.shared.replay import Sources, compile_reads
 from function.shared.validation import SpecProblems
 
@@ -50,6 +52,10 @@ CORES: dict[tuple[str, str], Core] = {
     ),
 }
 
+# A request whose XR no core composes is labelled so in the metrics, whatever it names.
+UNSUPPORTED = "unsupported"
+_KIND_LABELS = {key: key[1] for key in CORES}
+
 _REPORT = {
     Severity.NORMAL: response.normal,
     Severity.WARNING: response.warning,
@@ -57,20 +63,29 @@ _REPORT = {
 }
 
 
+# The worst severity among an answer's results, as the metrics label it.
+_WORST = ("none", "normal", "warning", "fatal")
+_RANK = {Severity.NORMAL: 1, Severity.WARNING: 2, Severity.FATAL: 3}
+
+
 class Answer(NamedTuple):
     wire: bytes  # the response, serialized
     resources: int  # desired resources it carries
     results: int
-    memoised: bool  # answered from the XR's previous answer
+    worst: str  # the worst severity among its results: one of _WORST
+    kind: str  # the XR's kind as the metrics label it: a core's kind or UNSUPPORTED
+    memo: str | None  # "hit": the XR's previous answer; "miss": composed; None: no core took it
 
 
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
-    def __init__(self, log_calls: bool = False) -> None:
+    def __init__(self, log_calls: bool = False, metrics: Metrics | None = None) -> None:
         self.log = logging.get_logger()
         # One debug line per call (--debug): which XR, which required resources came with the
         # request, whether the memo answered. Built only when asked for: even filtered out at
         # INFO, a structlog debug call cost about 5 µs per call (bench, in-process).
         self.log_calls = log_calls
+        # None: not counted, and not timed either.
+        self.metrics = metrics
 
     async def RunFunction(  # noqa: N802 - the gRPC method name
         self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
@@ -87,9 +102,12 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
 
     def reply(self, req: fnv1.RunFunctionRequest) -> bytes:
         """req's answer, serialized."""
+        metrics = self.metrics
+        started = time.perf_counter() if metrics is not None else 0.0
         try:
             done = answer(req)
         except Exception as error:  # a reconcile must always get an answer
+            kind = kind_label(req)
             # Neither the exception's text nor its frames' locals (which the SDK's JSON logger
             # would print) are safe: either can hold the org token. Type and location only.
             self.log.error(
@@ -107,18 +125,33 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
             # Nothing half-written may go out with the FATAL.
             rsp = response.to(req)
             write(outcome, rsp)
-            done = Answer(rsp.SerializeToString(), 0, 1, memoised=False)
+            done = Answer(rsp.SerializeToString(), 0, 1, "fatal", kind, memo=None)
+            if metrics is not None:
+                metrics.internal_error(kind, error)
+        if metrics is not None:
+            metrics.called(done.kind, done.worst, time.perf_counter() - started, done.memo)
         if self.log_calls:
             self.log.debug(
                 "composed",
                 xr=describe_xr(req),
                 required=carried(req) or "-",
-                memo="hit" if done.memoised else "miss",
+                memo=done.memo or "-",
                 resources=done.resources,
                 results=done.results,
                 tag=req.meta.tag,
             )
         return done.wire
+
+
+def kind_label(req: fnv1.RunFunctionRequest) -> str:
+    """The request's XR kind as the metrics label it: a core's kind, or UNSUPPORTED."""
+    xr = View(req.observed.composite.resource if req.observed.HasField("composite") else None)
+    return _KIND_LABELS.get((xr.string("apiVersion") or "", xr.string("kind") or ""), UNSUPPORTED)
+
+
+def worst(results: list[Result]) -> str:
+    """The worst severity among results, as the metrics label it ("none" without results)."""
+    return _WORST[max((_RANK[r.severity] for r in results), default=0)]
 
 
 def carried(req: fnv1.RunFunctionRequest) -> str:
@@ -153,14 +186,21 @@ def answer(req: fnv1.RunFunctionRequest) -> Answer:
     if isinstance(call, Outcome):
         rsp = response.to(req)
         write(call, rsp)
-        return Answer(rsp.SerializeToString(), len(call.resources), len(call.results), False)
+        return Answer(
+            rsp.SerializeToString(),
+            len(call.resources),
+            len(call.results),
+            worst(call.results),
+            kind_label(req),
+            memo=None,
+        )
     sources = Sources(req.observed.resources, call.composite.status, call.required)
     spec_key = call.composite.spec_key
     if spec_key is not None:
         entry = _MEMO.lookup(call.memo_pass, call.core, spec_key, call.config, sources)
         if entry is not None and entry.keys.isdisjoint(req.desired.resources):
             wire = response.to(req).SerializeToString() + entry.unpacked()
-            return Answer(wire, *entry.counts, memoised=True)
+            return Answer(wire, *entry.counts, call.composite.kind, memo="hit")
     recorder = Recorder()
     composite = call.composite
     composite.status = RecordingView(
@@ -175,11 +215,11 @@ def answer(req: fnv1.RunFunctionRequest) -> Answer:
         call.config,
     )
     keys = frozenset(outcome.resources)
-    counts = (len(outcome.resources), len(outcome.results))
+    counts = (len(outcome.resources), len(outcome.results), worst(outcome.results))
     if spec_key is None or outcome.fatal is not None or not keys.isdisjoint(req.desired.resources):
         rsp = response.to(req)
         write(outcome, rsp)
-        return Answer(rsp.SerializeToString(), *counts, memoised=False)
+        return Answer(rsp.SerializeToString(), *counts, call.composite.kind, memo="miss")
     written = fnv1.RunFunctionResponse()
     write(outcome, written)
     blob = written.SerializeToString()
@@ -199,7 +239,9 @@ def answer(req: fnv1.RunFunctionRequest) -> Answer:
             counts,
         ),
     )
-    return Answer(response.to(req).SerializeToString() + blob, *counts, memoised=False)
+    return Answer(
+        response.to(req).SerializeToString() + blob, *counts, call.composite.kind, memo="miss"
+    )
 
 
 @dataclasses.dataclass(slots=True)

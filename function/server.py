@@ -5,7 +5,7 @@ RunFunctionResponse would mean parsing those bytes into a message only for gRPC 
 again, which costs more than the rest of such a reply. So the v1 RunFunction method is
 registered with a serializer that sends bytes as they are. Everything else is the SDK's: the
 v1beta1 service (through its BetaFunctionRunner), reflection, the SIGTERM grace period and the
-listening ports.
+listening ports; beside them, the standard health service (function/health.py).
 """
 
 from __future__ import annotations
@@ -21,17 +21,24 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as grpcv1beta1
 from grpc_reflection.v1alpha import reflection
 
+from function.health import SERVICE_NAME as HEALTH_SERVICE
+from function.health import Health, probe_server
 from function.runner import FunctionRunner
 
 SERVICE = fnv1.DESCRIPTOR.services_by_name["FunctionRunnerService"].full_name
+
+
+class ProbePortError(Exception):
+    """The plaintext health port cannot be opened (the message names it)."""
 
 
 def _as_sent(reply: bytes | fnv1.RunFunctionResponse) -> bytes:
     return reply if isinstance(reply, bytes) else reply.SerializeToString()
 
 
-def add_to_server(runner: FunctionRunner, server: grpc.aio.Server) -> None:
-    """Register runner's v1 service (bytes out) and the SDK's v1beta1 adapter for it."""
+def add_to_server(runner: FunctionRunner, health: Health, server: grpc.aio.Server) -> None:
+    """Register runner's v1 service (bytes out), the SDK's v1beta1 adapter for it, and the
+    health service."""
     handler = grpc.unary_unary_rpc_method_handler(
         runner.run_function_wire,
         request_deserializer=fnv1.RunFunctionRequest.FromString,
@@ -44,7 +51,8 @@ def add_to_server(runner: FunctionRunner, server: grpc.aio.Server) -> None:
     grpcv1beta1.add_FunctionRunnerServiceServicer_to_server(  # type: ignore[no-untyped-call]
         runtime.BetaFunctionRunner(wrapped=runner), server
     )
-    reflection.enable_server_reflection(runtime.SERVICE_NAMES, server)
+    health.add_to_server(server)
+    reflection.enable_server_reflection((*runtime.SERVICE_NAMES, HEALTH_SERVICE), server)
 
 
 def serve(
@@ -53,27 +61,47 @@ def serve(
     *,
     creds: grpc.ServerCredentials | None,
     options: Sequence[tuple[str, Any]],
+    health_address: str | None = None,
 ) -> None:
-    """Serve until SIGTERM: mTLS with creds, plaintext without."""
+    """Serve until SIGTERM: mTLS with creds, plaintext without; the health service also in
+    plaintext on health_address when given (function/health.py)."""
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     server = grpc.aio.server(options=options)
-    loop.add_signal_handler(
-        signal.SIGTERM,
-        lambda: asyncio.ensure_future(server.stop(grace=runtime.SHUTDOWN_GRACE_PERIOD_SECONDS)),
-    )
-    add_to_server(runner, server)
+    health = Health()
+    add_to_server(runner, health, server)
     if creds is not None:
         server.add_secure_port(address, creds)
     else:
         server.add_insecure_port(address)
+    servers = [server]
+    if health_address:
+        try:
+            servers.append(probe_server(health, health_address, list(options)))
+        except RuntimeError as error:
+            raise ProbePortError(
+                f"cannot serve health probes on {health_address}: {error}"
+            ) from None
+
+    async def stop() -> None:
+        # Probes see NOT_SERVING first, so the pod leaves the Service's addresses while the
+        # calls in flight finish within the grace period.
+        await health.shutting_down()
+        await asyncio.gather(
+            *(s.stop(grace=runtime.SHUTDOWN_GRACE_PERIOD_SECONDS) for s in servers)
+        )
+
+    loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(stop()))
 
     async def run() -> None:
-        await server.start()
+        await health.starting()
+        for each in servers:
+            await each.start()
+        await health.serving()
         await server.wait_for_termination()
 
     try:
         loop.run_until_complete(run())
     finally:
-        loop.run_until_complete(server.stop(grace=runtime.SHUTDOWN_GRACE_PERIOD_SECONDS))
+        loop.run_until_complete(stop())
         loop.close()

@@ -56,12 +56,16 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
+
+
 @contextlib.contextmanager
 def function_server() -> Iterator[int]:
     port = free_port()
     script = Path(sys.executable).parent / "function"
     process = subprocess.Popen(
-        [str(script), "--insecure", f"--address=127.0.0.1:{port}"],
+        # No metrics or health probe port: a render needs neither, and must not fail on them.
+        [str(script), "--insecure", f"--address=127.0.0.1:{port}", *NO_SIDE_PORTS],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

@@ -229,7 +229,7 @@ def serving() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
         k: v for k, v in os.environ.items() if k not in ("ADDRESS", "DEBUG", "TLS_SERVER_CERTS_DIR")
     }
     process = subprocess.Popen(
-        [FUNCTION, "--insecure", f"--address={address}"],
+        [FUNCTION, "--insecure", f"--address={address}", "--metrics-address=", "--health-address="],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=environment,

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from function import addresses, health, metrics, runner
+from tests.e2e.harness.operability import CROSSPLANE_CORE_SERIES
+from tests.support import civo_xr, coreweave_xr, request
+
 ROOT = Path(__file__).resolve().parents[1]
+# The ports the function serves by default: the runtime config relies on them, sets no flag.
+METRICS_PORT = addresses.split(metrics.DEFAULT_ADDRESS)[1]
+HEALTH_PORT = addresses.split(health.DEFAULT_ADDRESS)[1]
+FUNCTION_LABEL = {"pkg.crossplane.io/function": "function-inference-clusters"}
+PROMQL_KEYWORDS = frozenset({"and", "or", "unless", "bool", "offset"})
 
 
-def documents() -> dict[str, dict[str, Any]]:
-    text = (ROOT / "deploy" / "runtime-config.yaml").read_text()
+def documents(name: str = "runtime-config.yaml") -> dict[str, dict[str, Any]]:
+    text = (ROOT / "deploy" / name).read_text()
     return {doc["kind"]: doc for doc in yaml.safe_load_all(text)}
 
 
@@ -32,6 +43,22 @@ def test_runtime_container_sized_and_replicated() -> None:
     assert spec["template"]["spec"]["containers"] == [
         {
             "name": "package-runtime",
+            "ports": [
+                {"name": "metrics", "containerPort": METRICS_PORT},
+                {"name": "health", "containerPort": HEALTH_PORT},
+            ],
+            "readinessProbe": {
+                "grpc": {"port": HEALTH_PORT},
+                "periodSeconds": 5,
+                "failureThreshold": 2,
+            },
+            "livenessProbe": {
+                "grpc": {"port": HEALTH_PORT},
+                "initialDelaySeconds": 5,
+                "periodSeconds": 10,
+                "timeoutSeconds": 5,
+                "failureThreshold": 3,
+            },
             "resources": {
                 "requests": {"cpu": "1", "memory": "128Mi"},
                 "limits": {"memory": "256Mi"},
@@ -42,3 +69,82 @@ def test_runtime_container_sized_and_replicated() -> None:
     assert spread["labelSelector"] == {
         "matchLabels": {"pkg.crossplane.io/function": "function-inference-clusters"}
     }
+
+
+def test_the_pod_monitor_scrapes_the_metrics_port_of_the_functions_pods() -> None:
+    monitor = documents("monitoring.yaml")["PodMonitor"]["spec"]
+    container = documents()["DeploymentRuntimeConfig"]["spec"]["deploymentTemplate"]["spec"][
+        "template"
+    ]["spec"]["containers"][0]
+    assert monitor["selector"] == {"matchLabels": FUNCTION_LABEL}
+    assert monitor["jobLabel"] == next(iter(FUNCTION_LABEL))
+    [endpoint] = monitor["podMetricsEndpoints"]
+    assert endpoint == {"port": "metrics", "path": "/metrics", "interval": "30s"}
+    assert {"name": "metrics", "containerPort": METRICS_PORT} in container["ports"]
+
+
+def series_names(expr: str) -> set[str]:
+    """The series a PromQL expression reads: its identifiers, less functions, keywords, label
+    matchers, ranges and grouping clauses."""
+    expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    expr = re.sub(r"\{[^}]*\}", " ", expr)
+    expr = re.sub(r"\[[^\]]*\]", " ", expr)
+    expr = re.sub(r"\b\d+(?:\.\d+)?(?:ms|[smhdwy])?\b", " ", expr)  # numbers, durations
+    expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
+    found = set()
+    for match in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", expr):
+        word, rest = match.group(0), expr[match.end() :].lstrip()
+        if not rest.startswith("(") and word not in PROMQL_KEYWORDS:
+            found.add(word)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("expr", "names"),
+    [
+        ('sum by (kind) (rate(a_total{job="x", result="fatal"}[10m])) / b > 0.1', {"a_total", "b"}),
+        ("histogram_quantile(0.99, sum by (kind, le) (rate(c_bucket[5m])))", {"c_bucket"}),
+        ('count(d{job="x"}) < 2 or absent(e{a="b"})', {"d", "e"}),
+        ("f offset 5m and on (pod) g", {"f", "g"}),
+    ],
+)
+def test_series_names_of_an_expression(expr: str, names: set[str]) -> None:
+    assert series_names(expr) == names
+
+
+def exported_by_the_function(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """Every sample name a metered function serves once it has answered both kinds and failed
+    internally once."""
+    counted = metrics.Metrics()
+    served = runner.FunctionRunner(metrics=counted)
+    for xr in (coreweave_xr(), civo_xr()):
+        served.reply(request(xr))
+
+    def broken(*_: Any) -> Any:
+        raise RuntimeError
+
+    monkeypatch.setitem(runner.CORES, (civo_xr()["apiVersion"], "CivoCluster"), broken)
+    served.reply(request(civo_xr()))
+    return {s.name for family in counted.registry.collect() for s in family.samples}
+
+
+def test_every_alert_reads_only_series_the_function_or_crossplane_exports(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rules = documents("monitoring.yaml")["PrometheusRule"]["spec"]["groups"][0]["rules"]
+    assert [r["alert"] for r in rules] == [
+        "InferenceClustersFatalAnswers",
+        "InferenceClustersSlowCalls",
+        "InferenceClustersInternalErrors",
+        "InferenceClustersReplicaDown",
+        "InferenceClustersCallsFailing",
+    ]
+    exported = exported_by_the_function(monkeypatch) | CROSSPLANE_CORE_SERIES
+    used = {name for rule in rules for name in series_names(rule["expr"])}
+    assert used - exported == set()
+    # Each alert reads at least one of the function's own series or Crossplane's about it.
+    for rule in rules:
+        assert series_names(rule["expr"]), rule["alert"]
+        assert 'job="function-inference-clusters"' in rule["expr"] or (
+            'function_name="function-inference-clusters"' in rule["expr"]
+        ), rule["alert"]

@@ -24,9 +24,11 @@ import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.e2e.harness.certs import issue, new_ca
 from tests.support import coreweave_xr, free_port, request
+from tests.test_metrics import counted, scrape
 
 FUNCTION = str(Path(sys.executable).parent / "function")
 # The SDK's flags also read these; a developer's environment must not change what is tested.
@@ -38,7 +40,11 @@ FLAG_ENV = (
     "MAX_RECV_MESSAGE_SIZE",
     "MAX_GRPC_MESSAGE_SIZE",
     "MAX_SEND_MESSAGE_SIZE",
+    "METRICS_ADDRESS",
+    "HEALTH_ADDRESS",
 )
+# Metrics and the health probe port are on by default; off unless a test sets them.
+SIDE_PORTS_OFF = {"METRICS_ADDRESS": "", "HEALTH_ADDRESS": ""}
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,7 @@ def serving(*flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """The console script on a free loopback port; yields its address."""
     address = f"127.0.0.1:{free_port()}"
     environment = {k: v for k, v in os.environ.items() if k not in FLAG_ENV}
+    environment.update(SIDE_PORTS_OFF)
     environment.update(env or {})
     process = subprocess.Popen(
         [FUNCTION, f"--address={address}", *flags],
@@ -187,6 +194,37 @@ def test_insecure_from_the_environment_is_still_explicit(pki: PKI) -> None:
             check_served(call(channel))
         with mtls(address, pki, pki.client) as channel:
             check_refused(channel)
+
+
+def test_metrics_and_the_probe_port_beside_an_mtls_grpc_port(pki: PKI) -> None:
+    """Prometheus scrapes plain HTTP and the kubelet probes plaintext gRPC while RunFunction
+    and the health service on --address still take only clients with a certificate."""
+    metrics_port, probe = free_port(), f"127.0.0.1:{free_port()}"
+    flags = (f"--tls-certs-dir={pki.certs_dir}", f"--health-address={probe}")
+    with serving(*flags, env={"METRICS_ADDRESS": f"127.0.0.1:{metrics_port}"}) as address:
+        with mtls(address, pki, pki.client) as channel:
+            check_served(call(channel))
+            assert health_check(channel) == health_pb2.HealthCheckResponse.SERVING
+        with mtls(address, pki, None) as channel, pytest.raises(grpc.RpcError) as refused:
+            health_check(channel)
+        assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        with grpc.insecure_channel(probe) as channel:
+            assert health_check(channel) == health_pb2.HealthCheckResponse.SERVING
+        text = scrape(f"http://127.0.0.1:{metrics_port}/metrics")
+    assert counted(text) == {
+        ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "normal"))): 1,
+        ("inference_clusters_call_seconds_count", (("kind", "CoreWeaveCluster"),)): 1,
+        (
+            "inference_clusters_memo_answers_total",
+            (("kind", "CoreWeaveCluster"), ("outcome", "miss")),
+        ): 1,
+    }
+
+
+def health_check(channel: grpc.Channel) -> int:
+    reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
+    status: int = reply.status
+    return status
 
 
 def test_no_plaintext_without_insecure() -> None:

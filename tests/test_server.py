@@ -26,11 +26,23 @@ from tests.test_coreweave import CREDENTIALS, cluster_up
 FUNCTION = str(Path(sys.executable).parent / "function")
 
 
+# Metrics and the plaintext health port are on by default (:8080, :8081); tests that do not look
+# at them turn them off, so that nothing else on the machine decides whether the function starts.
+NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
+
+
 @contextlib.contextmanager
-def serving(*flags: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def serving(
+    *flags: str, side_ports_off: bool = True
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The function on a free loopback port; metrics and health ports off unless flags set them
+    (or side_ports_off is False)."""
     address = f"127.0.0.1:{free_port()}"
+    side_ports = [
+        f for f in NO_SIDE_PORTS if side_ports_off and not any(g.startswith(f) for g in flags)
+    ]
     process = subprocess.Popen(
-        [FUNCTION, f"--address={address}", *flags],
+        [FUNCTION, f"--address={address}", *side_ports, *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -52,6 +64,72 @@ def test_help_lists_the_sdk_standard_options() -> None:
     done = subprocess.run([FUNCTION, "--help"], capture_output=True, text=True, check=True)
     for flag in ("--address", "0.0.0.0:9443", "--tls-certs-dir", "--insecure", "--debug"):
         assert flag in done.stdout
+    for flag, default in (("--metrics-address", ":8080"), ("--health-address", ":8081")):
+        assert flag in done.stdout
+        assert f"[default: {default}]" in done.stdout
+
+
+@pytest.mark.parametrize("flag", ["--metrics-address", "--health-address"])
+def test_refuses_an_address_without_a_port(flag: str) -> None:
+    done = subprocess.run(
+        [FUNCTION, "--insecure", f"{flag}=localhost"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f'function: {flag}: "localhost" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
+    )
+
+
+def test_exits_nonzero_when_the_metrics_address_is_taken() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                FUNCTION,
+                "--insecure",
+                f"--address=127.0.0.1:{free_port()}",
+                f"--metrics-address=127.0.0.1:{port}",
+                "--health-address=",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"function: cannot serve metrics on 127.0.0.1:{port}: [Errno 98] Address already in use"
+    )
+
+
+def test_exits_nonzero_when_the_health_address_is_taken() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                FUNCTION,
+                "--insecure",
+                f"--address=127.0.0.1:{free_port()}",
+                "--metrics-address=",
+                f"--health-address=127.0.0.1:{port}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    assert done.returncode == 1
+    assert f"function: cannot serve health probes on 127.0.0.1:{port}: Failed to bind" in (
+        done.stderr
+    )
 
 
 def test_refuses_plaintext_without_insecure() -> None:
@@ -69,7 +147,7 @@ def test_exits_nonzero_when_the_address_is_taken() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         done = subprocess.run(
-            [FUNCTION, "--insecure", f"--address=127.0.0.1:{port}"],
+            [FUNCTION, "--insecure", f"--address=127.0.0.1:{port}", *NO_SIDE_PORTS],
             capture_output=True,
             text=True,
             check=False,
@@ -81,7 +159,12 @@ def test_exits_nonzero_when_the_address_is_taken() -> None:
 
 def test_exits_nonzero_when_tls_files_are_missing(tmp_path: Path) -> None:
     done = subprocess.run(
-        [FUNCTION, f"--tls-certs-dir={tmp_path}", f"--address=127.0.0.1:{free_port()}"],
+        [
+            FUNCTION,
+            f"--tls-certs-dir={tmp_path}",
+            f"--address=127.0.0.1:{free_port()}",
+            *NO_SIDE_PORTS,
+        ],
         capture_output=True,
         text=True,
         check=False,

@@ -189,7 +189,7 @@ class Entry:
     response: bytes  # the response fields the core's Outcome wrote, compressed
     dictionary: bytes  # the zlib dictionary it was compressed with (shared, see Memo.pack)
     keys: frozenset[str]  # its composed resource keys
-    counts: tuple[int, int]  # resources, results: for the log line
+    counts: tuple[int, int, str]  # resources, results, worst severity: the log line, metrics
 
     def unpacked(self) -> bytes:
         return zlib.decompressobj(zdict=self.dictionary).decompress(self.response)

@@ -32,8 +32,9 @@ ENTRYPOINT = ["/venv/fn/bin/function"]
 # Crossplane runs function pods as UID/GID 2000 by default; numeric, so that Kubernetes'
 # runAsNonRoot check can verify it.
 USER = "2000:2000"
-# The gRPC port Crossplane dials; TLS certificates come from TLS_SERVER_CERTS_DIR.
-PORT = "9443/tcp"
+# The gRPC port Crossplane dials (TLS certificates come from TLS_SERVER_CERTS_DIR), then the
+# default metrics and plaintext health probe ports.
+PORTS = ("9443/tcp", "8080/tcp", "8081/tcp")
 ENV = [
     "PATH=/venv/fn/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     # Log lines reach `kubectl logs` as they are written, not when a buffer fills.
@@ -68,7 +69,7 @@ def image_config(diff_id: str, created: str) -> dict[str, Any]:
         "created": created,
         "config": {
             "User": USER,
-            "ExposedPorts": {PORT: {}},
+            "ExposedPorts": {port: {} for port in PORTS},
             "Env": ENV,
             "Entrypoint": ENTRYPOINT,
             "WorkingDir": "/",

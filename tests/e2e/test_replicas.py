@@ -48,6 +48,10 @@ def test_two_function_processes_share_one_endpoint(suite: Suite) -> None:
                 interval=1,
             )
             suite.notes.append(f"{NAME}: calls per replica behind {serving.endpoint}: {counts}")
+            # Each replica's metrics count the calls it served, not the fleet's: what a
+            # PodMonitor sums over the replicas.
+            metered = [suite.runtime.assert_operable(name) for name in serving.names]
+            assert all(m.calls >= CALLS_EACH for m in metered), metered
         finally:
             api.delete(kinds.CIVO_CLUSTER_XR, NAME, namespace)
             wait_for(

@@ -166,7 +166,8 @@ def run_image(
     )
     process = subprocess.Popen(
         ["unshare", "--mount", "--pid", "--fork", "--kill-child", "sh", "-c", script],
-        env={**image.env, **(env or {})},
+        # Metrics and the health probe port are on by default; off unless a test sets them.
+        env={**image.env, "METRICS_ADDRESS": "", "HEALTH_ADDRESS": "", **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )

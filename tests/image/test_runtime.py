@@ -10,7 +10,9 @@ from types import ModuleType
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2
 
+from tests.e2e.harness.operability import Counted, SidePorts, counted, health_status, scrape
 from tests.image.conftest import CERTS_MOUNT, Image, run_image
 from tests.test_mtls import PKI, call, check_refused, check_served, mtls, write_pki
 
@@ -35,7 +37,10 @@ def process_ids(pid: int) -> dict[str, list[int]]:
 
 
 def test_serves_mtls_as_uid_2000_with_crossplanes_certificates(image: Image, pki: PKI) -> None:
-    env = {"TLS_SERVER_CERTS_DIR": CERTS_MOUNT}
+    """And metrics and the health probe port beside it, set as deploy/runtime-config.yaml sets
+    them."""
+    ports = SidePorts.free()
+    env = {"TLS_SERVER_CERTS_DIR": CERTS_MOUNT, **ports.env()}
     with run_image(image, env=env, certs=pki.certs_dir) as running:
         assert process_ids(running.pid) == {"Uid": [2000] * 4, "Gid": [2000] * 4}
         with mtls(running.address, pki, pki.client) as channel:
@@ -46,6 +51,9 @@ def test_serves_mtls_as_uid_2000_with_crossplanes_certificates(image: Image, pki
             check_refused(channel)
         with grpc.insecure_channel(running.address) as channel:
             check_refused(channel)
+        with grpc.insecure_channel(f"127.0.0.1:{ports.health}") as channel:
+            assert health_status(channel) == health_pb2.HealthCheckResponse.SERVING
+        assert counted(scrape(ports)) == Counted(calls=1, memo_hits=0)
 
 
 def test_plaintext_only_with_insecure(image: Image) -> None:

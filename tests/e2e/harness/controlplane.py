@@ -82,6 +82,8 @@ class ControlPlane:
     kube: Kube | None = None
     admin_kubeconfig: Path | None = None
     crossplane_root_ca: KeyPair | None = None
+    # Where Crossplane serves its Prometheus metrics (its --metrics-port).
+    crossplane_metrics_port: int = 0
 
     @property
     def ca_file(self) -> Path:
@@ -265,6 +267,7 @@ class ControlPlane:
         issue(self.crossplane_root_ca, "crossplane-webhook", server=True).write(base / "tls-server")
         webhook_port = free_port()
         health_port = free_port()
+        self.crossplane_metrics_port = free_port()
         self.processes.start(
             "crossplane",
             [
@@ -279,7 +282,7 @@ class ControlPlane:
                 "--enable-webhooks",
                 f"--tls-server-certs-dir={base / 'tls-server'}",
                 f"--webhook-port={webhook_port}",
-                f"--metrics-port={free_port()}",
+                f"--metrics-port={self.crossplane_metrics_port}",
                 f"--health-probe-port={health_port}",
                 # A `Reconciling` line per XR reconcile: tests/e2e/harness/calls.py counts them.
                 "--debug",

@@ -61,6 +61,10 @@ class ProcessGroup:
     ) -> Managed:
         """Starts a process; `ready` tells when it serves, for restart() to wait on."""
         log = self.log_dir / f"{name}.log"
+        # A name started again (an upgrade's new release) appends to the same log: the marker
+        # tells one run's lines from the last's (tests/e2e/harness/operability.py).
+        with log.open("ab") as sink:
+            sink.write(f"===== started by the e2e harness at {time.time():.3f} =====\n".encode())
         managed = Managed(name, _spawn(argv, env, cwd, log), log, list(argv), env or {}, cwd, ready)
         self._managed.append(managed)
         return managed

@@ -84,17 +84,27 @@ def export(commit: str, destination: Path, *paths: str) -> None:
 
 
 def _check_same_dependencies(release: Release) -> None:
+    """Refuses a release whose locked wheels (or declared dependencies) this environment does not
+    hold exactly. Wheels only the newer checkout locks are allowed: the older release's code
+    never imports them (0.1.0 knows neither prometheus-client nor grpcio-health-checking)."""
     files = [*DEPENDENCY_FILES, "pyproject.toml"]
     then = {f: (release.source / f).read_text() for f in files}
     now = {f: (REPO / f).read_text() for f in files}
-    differ = [f for f in DEPENDENCY_FILES if then[f] != now[f]]
-    if _dependencies(then["pyproject.toml"]) != _dependencies(now["pyproject.toml"]):
+    differ = [f for f in DEPENDENCY_FILES if not _entries(then[f]) <= _entries(now[f])]
+    declared_then = _entries(_dependencies(then["pyproject.toml"]))
+    if not declared_then <= _entries(_dependencies(now["pyproject.toml"])):
         differ.append("pyproject.toml dependencies")
     if differ:
         raise RuntimeError(
             f"release {release.version} locks other dependencies ({', '.join(differ)}): "
             "serving its source from this environment would not be that release"
         )
+
+
+def _entries(text: str) -> set[str]:
+    """A lock's or dependency list's entries, one per line, without comments and brackets."""
+    lines = (line.split("#", 1)[0].strip().strip(",") for line in text.splitlines())
+    return {line for line in lines if line and line not in ("dependencies = [", "]")}
 
 
 def _build_package(release: Release, crank: Path) -> None:

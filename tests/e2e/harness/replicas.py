@@ -27,6 +27,7 @@ LISTEN_SECONDS = 60
 class Replicas:
     endpoint: str
     logs: list[Path]  # each process's --debug log
+    names: list[str]  # each process's name in the harness's ProcessGroup
 
 
 @contextlib.contextmanager
@@ -40,7 +41,12 @@ def replicas(runtime: FunctionRuntime, count: int) -> Iterator[Replicas]:
     name_server = NameServer(REPLICAS_HOST, addresses).start()
     try:
         started = [
-            processes.start(name, runtime.function_argv(f"{address}:{port}"), cwd=runtime.repo)
+            processes.start(
+                name,
+                runtime.function_argv(f"{address}:{port}"),
+                env=runtime.side_ports_env(name),
+                cwd=runtime.repo,
+            )
             for name, address in zip(names, addresses, strict=True)
         ]
         for address in addresses:
@@ -52,7 +58,7 @@ def replicas(runtime: FunctionRuntime, count: int) -> Iterator[Replicas]:
             )
         endpoint = f"dns://127.0.0.1:{name_server.port}/{REPLICAS_HOST}:{port}"
         runtime.point_at(endpoint)
-        yield Replicas(endpoint, [m.log for m in started])
+        yield Replicas(endpoint, [m.log for m in started], names)
     finally:
         runtime.point_at(runtime.endpoint)
         for name in names:

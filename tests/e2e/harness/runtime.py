@@ -24,6 +24,15 @@ from .binaries import REPO
 from .certs import issue
 from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
 from .kube import ApiError, is_true, wait_for
+from .operability import (
+    CROSSPLANE_CORE_SERIES,
+    Counted,
+    SidePorts,
+    assert_serving,
+    counts_match_log,
+    scrape,
+    series_about,
+)
 
 FUNCTION_NAME = "function-inference-clusters"
 # The package `make xpkg` (issue 12) builds, runtime image embedded; used when present.
@@ -93,6 +102,8 @@ class FunctionRuntime:
         self.repo = repo
         self.port = 0
         self.reference = ""
+        # Each function process's metrics and health probe ports, by process name.
+        self.side_ports: dict[str, SidePorts] = {}
         # The function runs at --debug: one line per call (tests/e2e/harness/calls.py).
         self.function_log = plane.processes.log_dir / f"{FUNCTION_PROCESS}.log"
 
@@ -210,6 +221,31 @@ class FunctionRuntime:
         behind the same Service, and waits until it listens."""
         self.plane.processes.restart(FUNCTION_PROCESS)
 
+    def side_ports_env(self, process: str) -> dict[str, str]:
+        """Fresh metrics and health ports for a function process about to start, as variables
+        (a restart keeps its environment, and so its ports)."""
+        ports = self.side_ports[process] = SidePorts.free()
+        return ports.env()
+
+    def assert_operable(self, process: str = FUNCTION_PROCESS) -> Counted:
+        """The process answers health probes on both ports (the runtime's own process: a
+        replica's certificate names another host), and its metrics count exactly the calls its
+        log shows; what they count."""
+        ports = self.side_ports[process]
+        address = f"127.0.0.1:{self.port}" if process == FUNCTION_PROCESS else None
+        root = self.plane.crossplane_root_ca
+        assert root is not None
+        if address is not None:
+            assert_serving(ports, address, root, FUNCTION_NAME)
+        counts = counts_match_log(ports, self.plane.processes.log_dir / f"{process}.log")
+        # What deploy/monitoring.yaml's rules read on Crossplane's side, served by this engine.
+        about = series_about(
+            scrape(self.plane.crossplane_metrics_port), "function_name", FUNCTION_NAME
+        )
+        missing = CROSSPLANE_CORE_SERIES - about
+        assert not missing, f"Crossplane serves no {sorted(missing)} for {FUNCTION_NAME}"
+        return counts
+
     def _start_function(self, source: Path) -> None:
         port = self.port = free_port()
         self.plane.processes.start(
@@ -218,7 +254,7 @@ class FunctionRuntime:
             # `python -c` puts the working directory first on the path, before this checkout's
             # editable install: the function package imported is source's.
             cwd=source,
-            env={"PYTHONPATH": str(source)},
+            env={"PYTHONPATH": str(source), **self.side_ports_env(FUNCTION_PROCESS)},
             ready=lambda: listening("127.0.0.1", port),
         )
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import kinds
 from .calls import Reconciles, read_calls, read_reconciles, reconciles_of
 from .kube import ApiError, Kind, Kube, condition, is_true, wait_for
+from .runtime import package_version
 from .watchlog import WatchLog, explain
 from .xr import Composed, composed
 
@@ -131,6 +132,10 @@ def converged_idle_window(
         f"{suite.engine.label}: expected {expected} calls per converged reconcile of {name}: {calls}"
     )
     assert calls.memoised == calls.calls, f"a converged reconcile was composed afresh: {calls}"
+    if suite.runtime.reference.endswith(f":v{package_version()}"):
+        # The release under test (an older one, as the upgrade test serves, has no side ports).
+        metered = suite.runtime.assert_operable()
+        suite.notes.append(f"{name} on {suite.engine.label}: metrics counted {metered}, as logged")
 
 
 # In-cluster objects every CoreWeaveCluster composes under fixed names (the system pool and the

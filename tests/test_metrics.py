@@ -1,0 +1,221 @@
+"""The function's Prometheus series, scraped from its HTTP endpoint after a known mix of calls:
+exact counts per kind and result, memo hits and misses, internal errors by type, and label
+values that stay bounded whatever a request carries."""
+
+from __future__ import annotations
+
+import copy
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from prometheus_client.parser import text_string_to_metric_families
+
+from function import addresses, metrics, runner
+from function.shared.memo import MEMO_BYTES, Memo
+from tests.support import ORG_TOKEN, civo_xr, coreweave_xr, request
+from tests.test_memo import converged_civo, converged_coreweave
+
+Sample = tuple[str, tuple[tuple[str, str], ...]]
+
+
+@pytest.fixture
+def endpoint() -> Iterator[tuple[runner.FunctionRunner, str]]:
+    """A runner counting into fresh metrics, served on a free loopback port."""
+    counted = metrics.Metrics()
+    served = metrics.serve(counted, "127.0.0.1:0")
+    try:
+        yield runner.FunctionRunner(metrics=counted), f"http://127.0.0.1:{served.port}/metrics"
+    finally:
+        served.close()
+
+
+def scrape(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as reply:  # noqa: S310 - a loopback URL
+        assert reply.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+        text: str = reply.read().decode()
+        return text
+
+
+def samples(text: str, prefix: str = "inference_clusters_") -> dict[Sample, float]:
+    """Every sample of the series named prefix*, by name and sorted labels."""
+    found = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name.startswith(prefix):
+                found[sample.name, tuple(sorted(sample.labels.items()))] = sample.value
+    return found
+
+
+def counted(text: str) -> dict[Sample, float]:
+    """The counters' non-zero samples and the histograms' counts (their sums vary)."""
+    return {
+        key: value
+        for key, value in samples(text).items()
+        if value and (key[0].endswith("_total") or key[0].endswith("_seconds_count"))
+    }
+
+
+def mixed_calls() -> list[fnv1.RunFunctionRequest]:
+    """One call of each kind of answer the function gives, in the order a test sends them."""
+    coreweave = request(*converged_coreweave())
+    civo_inputs = converged_civo()
+    renamed = copy.deepcopy(civo_inputs[0])
+    # The inline System pool cannot be renamed: a Warning, the rest composed.
+    renamed["spec"]["nodePools"][0]["name"] = "system-b"
+    unnamed = coreweave_xr()
+    del unnamed["metadata"]["namespace"]
+    return [
+        coreweave,  # converged: no result, composed
+        coreweave,  # the same again: answered by the memo
+        request(civo_xr()),  # a first reconcile: Normal "waiting for the Civo cluster"
+        request(renamed, *civo_inputs[1:]),
+        request(unnamed),  # FATAL before any core runs
+        request({**coreweave_xr(), "kind": "GKECluster"}),  # FATAL: no core for it
+    ]
+
+
+def test_a_known_mix_of_calls_is_counted_exactly(
+    endpoint: tuple[runner.FunctionRunner, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, url = endpoint
+    calls = mixed_calls()
+    # Converging the fixtures went through the memo: which calls it answers now must depend on
+    # this test's calls only.
+    monkeypatch.setattr(runner, "_MEMO", Memo(MEMO_BYTES))
+    for req in calls:
+        served.reply(req)
+    assert counted(scrape(url)) == {
+        ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "none"))): 2,
+        ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "fatal"))): 1,
+        ("inference_clusters_calls_total", (("kind", "CivoCluster"), ("result", "normal"))): 1,
+        ("inference_clusters_calls_total", (("kind", "CivoCluster"), ("result", "warning"))): 1,
+        ("inference_clusters_calls_total", (("kind", "unsupported"), ("result", "fatal"))): 1,
+        ("inference_clusters_call_seconds_count", (("kind", "CoreWeaveCluster"),)): 3,
+        ("inference_clusters_call_seconds_count", (("kind", "CivoCluster"),)): 2,
+        ("inference_clusters_call_seconds_count", (("kind", "unsupported"),)): 1,
+        (
+            "inference_clusters_memo_answers_total",
+            (("kind", "CoreWeaveCluster"), ("outcome", "hit")),
+        ): 1,
+        (
+            "inference_clusters_memo_answers_total",
+            (("kind", "CoreWeaveCluster"), ("outcome", "miss")),
+        ): 1,
+        (
+            "inference_clusters_memo_answers_total",
+            (("kind", "CivoCluster"), ("outcome", "miss")),
+        ): 2,
+    }
+    seconds = samples(scrape(url))
+    # Every call took some time in the function, and none took a second.
+    for kind in metrics.KINDS:
+        total = seconds["inference_clusters_call_seconds_sum", (("kind", kind),)]
+        assert 0 < total < 1, (kind, total)
+
+
+def test_an_internal_fault_is_fatal_and_counted_by_its_type(
+    endpoint: tuple[runner.FunctionRunner, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    served, url = endpoint
+
+    def broken(*_: Any) -> Any:
+        raise KeyError(ORG_TOKEN)  # its text must not become a label either
+
+    key = next(k for k in runner.CORES if k[1] == "CivoCluster")
+    monkeypatch.setitem(runner.CORES, key, broken)
+    answer = fnv1.RunFunctionResponse.FromString(served.reply(request(civo_xr())))
+    assert [r.severity for r in answer.results] == [fnv1.SEVERITY_FATAL]
+    text = scrape(url)
+    assert counted(text) == {
+        ("inference_clusters_calls_total", (("kind", "CivoCluster"), ("result", "fatal"))): 1,
+        ("inference_clusters_call_seconds_count", (("kind", "CivoCluster"),)): 1,
+        (
+            "inference_clusters_internal_errors_total",
+            (("error_type", "KeyError"), ("kind", "CivoCluster")),
+        ): 1,
+    }
+    assert ORG_TOKEN not in text
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind"),
+    [
+        ("infrastructure.modelplane.ai/v1alpha1", "CoreWeaveClusterX"),
+        ("infrastructure.modelplane.ai/v2", "CoreWeaveCluster"),  # a supported kind elsewhere
+        ("", ""),
+        ("x" * 300, 'Kind{with="labels"}\n'),
+    ],
+    ids=["unknown-kind", "other-version", "none", "hostile"],
+)
+def test_labels_stay_bounded_whatever_a_request_names(
+    endpoint: tuple[runner.FunctionRunner, str], api_version: str, kind: str
+) -> None:
+    served, url = endpoint
+    xr = {**coreweave_xr(), "apiVersion": api_version, "kind": kind}
+    xr["metadata"] = {**xr["metadata"], "name": "team-secret-name", "namespace": "team-private"}
+    served.reply(request(xr))
+    text = scrape(url)
+    assert counted(text) == {
+        ("inference_clusters_calls_total", (("kind", "unsupported"), ("result", "fatal"))): 1,
+        ("inference_clusters_call_seconds_count", (("kind", "unsupported"),)): 1,
+    }
+    for private in ("team-secret-name", "team-private", "GPU", "US-EAST-04A"):
+        assert private not in text
+
+
+def test_every_bounded_series_exists_from_the_start(
+    endpoint: tuple[runner.FunctionRunner, str],
+) -> None:
+    """A rate() over a series that appears with its first event would miss that event."""
+    _, url = endpoint
+    found = samples(scrape(url))
+    calls = {labels for name, labels in found if name == "inference_clusters_calls_total"}
+    assert calls == {
+        (("kind", kind), ("result", result)) for kind in metrics.KINDS for result in metrics.RESULTS
+    }
+    memo = {labels for name, labels in found if name == "inference_clusters_memo_answers_total"}
+    assert memo == {
+        (("kind", kind), ("outcome", outcome))
+        for kind in ("CoreWeaveCluster", "CivoCluster")
+        for outcome in metrics.MEMO_OUTCOMES
+    }
+    assert set(found.values()) == {0.0}
+    # The client library's own series are served too; no *_created series double the scrape.
+    text = scrape(url)
+    for series in ("process_cpu_seconds_total", "process_resident_memory_bytes", "python_info"):
+        assert f"\n{series}" in text
+    assert "_created" not in text
+
+
+def test_without_metrics_nothing_is_counted_or_timed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_clock() -> float:
+        raise AssertionError("a runner without metrics read the clock")
+
+    monkeypatch.setattr(runner.time, "perf_counter", no_clock)
+    answer = runner.FunctionRunner().reply(request(civo_xr()))
+    assert fnv1.RunFunctionResponse.FromString(answer).results[0].severity == (fnv1.SEVERITY_NORMAL)
+
+
+@pytest.mark.parametrize(
+    ("address", "expected"),
+    [
+        (":8080", ("0.0.0.0", 8080)),  # noqa: S104 - what the function binds for ":8080"
+        ("127.0.0.1:9", ("127.0.0.1", 9)),
+        ("[::]:8080", ("::", 8080)),
+        ("[::1]:0", ("::1", 0)),
+    ],
+)
+def test_addresses_are_host_and_port(address: str, expected: tuple[str, int]) -> None:
+    assert addresses.split(address) == expected
+
+
+@pytest.mark.parametrize("address", ["8080", "localhost", ":http", ":65536", "host:"])
+def test_an_address_without_a_port_is_refused(address: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        addresses.split(address)
+    assert str(refused.value) == (
+        f'"{address}" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
+    )
