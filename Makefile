@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 ADDRESS ?= 0.0.0.0:9443
 
-.PHONY: run test lint typecheck unit render render-check crank helm clean
+.PHONY: run test lint typecheck unit render render-check crank helm promtool clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # The image and e2e suites need their builds first: make image-test, make e2e.
-unit: $(STAMP) helm
+unit: $(STAMP) helm promtool
 	$(BIN)/pytest --ignore=tests/e2e --ignore=tests/image
 
 crank:
@@ -39,6 +39,11 @@ crank:
 # outside the clone. Without Go the check skips with a message.
 helm:
 	-bash hack/controlplane/build-helm.sh
+
+# Prometheus's promtool, for the alert rule check (tests/test_alert_rules.py); cached outside the
+# clone (a cold build takes about a quarter of an hour). Without Go the check skips with a message.
+promtool:
+	-bash hack/controlplane/build-promtool.sh
 
 ## render: regenerate example/<cloud>/rendered/<stage>.yaml with the real crank render
 render: $(STAMP) crank

@@ -6,6 +6,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
 for step in build-etcd build-kube build-crossplane build-registry build-provider-kubernetes \
+  build-promtool \
   build-helm build-provider-helm; do
   start=$SECONDS
   bash "$here/$step.sh"
