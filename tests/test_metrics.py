@@ -5,12 +5,14 @@ values that stay bounded whatever a request carries."""
 from __future__ import annotations
 
 import copy
+import threading
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from function import addresses, metrics, runner
@@ -219,3 +221,63 @@ def test_an_address_without_a_port_is_refused(address: str) -> None:
     assert str(refused.value) == (
         f'"{address}" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
     )
+
+
+def test_each_call_time_lands_in_the_first_bucket_at_or_above_it() -> None:
+    counted = metrics.Metrics()
+    # A bound itself belongs to its bucket (le: less than or equal), as Prometheus reads it.
+    for seconds in (0.00001, 0.00005, 0.00006, 0.001, 0.3, 1.0, 7.5):
+        counted.called("CivoCluster", "none", seconds, "hit")
+    found = samples(generate_latest(counted.registry).decode())
+    buckets = {
+        dict(labels)["le"]: value
+        for (name, labels), value in found.items()
+        if name == "inference_clusters_call_seconds_bucket"
+        and dict(labels)["kind"] == "CivoCluster"
+    }
+    assert buckets == {
+        "5e-05": 2,
+        "0.0001": 3,
+        "0.00025": 3,
+        "0.0005": 3,
+        "0.001": 4,
+        "0.0025": 4,
+        "0.005": 4,
+        "0.01": 4,
+        "0.025": 4,
+        "0.05": 4,
+        "0.1": 4,
+        "0.25": 4,
+        "1.0": 6,
+        "+Inf": 7,
+    }
+    kind = (("kind", "CivoCluster"),)
+    assert found["inference_clusters_call_seconds_count", kind] == 7
+    assert found["inference_clusters_call_seconds_sum", kind] == pytest.approx(8.80112)
+
+
+def test_a_scrape_during_calls_is_consistent() -> None:
+    """Calls are counted on the serving thread while the HTTP thread scrapes: a histogram's
+    count is always its +Inf bucket, and no counter goes backwards."""
+    counted = metrics.Metrics()
+    done = threading.Event()
+
+    def serve_calls() -> None:
+        while not done.is_set():
+            counted.called("CoreWeaveCluster", "none", 0.0002, "hit")
+
+    caller = threading.Thread(target=serve_calls)
+    caller.start()
+    try:
+        last = 0.0
+        for _ in range(200):
+            found = samples(generate_latest(counted.registry).decode())
+            kind = (("kind", "CoreWeaveCluster"),)
+            count = found["inference_clusters_call_seconds_count", kind]
+            assert count == found["inference_clusters_call_seconds_bucket", (*kind, ("le", "+Inf"))]
+            assert count >= last
+            last = count
+    finally:
+        done.set()
+        caller.join()
+    assert last > 0
