@@ -1,4 +1,5 @@
-"""The benchmark behind `make bench`: the function against no-op and replay floors.
+"""The benchmark behind `make bench`: the function against no-op and replay floors, without
+metrics and with them.
 
 One module per concern, so a new scenario or measurement touches one file:
 
@@ -6,7 +7,9 @@ One module per concern, so a new scenario or measurement touches one file:
 - `noise.py`      the metadata the API server, Crossplane and providers add (request shape)
 - `scenarios.py`  serialized requests per kind and shape; fleet members; per-call variation
 - `floors.py`     the no-op and replay floor servers (standalone scripts)
-- `servers.py`    starting the function and the floors, calling them, their CPU and memory
+- `servers.py`    starting the function (metrics off and on) and the floors, calling them,
+                  their CPU and memory
+- `scrape.py`     scraping the metered function's /metrics while measured; the count audit
 - `measure.py`    serial latency, concurrency, cold start, in-process cost, whole reconciles
 - `report.py`     bench/results.md and its goals
 - `profiling.py`  `--profile`: pyinstrument over the function's own work

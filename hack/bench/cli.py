@@ -22,10 +22,13 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench import measure, profiling, report, scenarios
 from hack.bench.scenarios import NOISY, SHAPES, Scenario, check_response, next_n
+from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper
 from hack.bench.servers import (
-    ROLES,
+    MEASURED,
+    METERED,
     Server,
     function_argv,
+    metered_argv,
     noop_argv,
     replay_argv,
 )
@@ -103,6 +106,16 @@ def record_responses(function: Server, built: list[Scenario], tmp: Path) -> dict
     return recorded
 
 
+def start_metered(tmp: Path) -> tuple[Server, int]:
+    """The function with metrics on, started, and the port it serves them on."""
+    port, metrics_port = free_port(), free_port()
+    while metrics_port == port:  # two free ports, not one twice
+        metrics_port = free_port()
+    server = Server(METERED, metered_argv(metrics_port)(port), port, tmp / "metered.log")
+    server.start()
+    return server, metrics_port
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.profile:
@@ -126,9 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     concurrent: dict[str, dict[str, measure.Stats]] = {}
     client_cpu: dict[str, float] = {}
     reconciles: dict[str, measure.Reconciles] = {}
+    audit = Audit(SCRAPE_INTERVAL_S)  # replaced by the scraper's once the phases are done
     with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmpdir:
         tmp = Path(tmpdir)
         started: dict[str, Server] = {}
+        scraper: Scraper | None = None
         try:
             port = free_port()
             started["function"] = Server("function", function_argv(port), port, tmp / "fn.log")
@@ -138,7 +153,11 @@ def main(argv: list[str] | None = None) -> int:
                 port = free_port()
                 started[role] = Server(role, argv_for(port), port, tmp / f"{role}.log")
                 started[role].start()
-            servers = [started[r] for r in ROLES]
+            started[METERED], metrics_port = start_metered(tmp)
+            servers = [started[r] for r in MEASURED]
+            # From the first measured call to the last, as Prometheus would scrape a pod.
+            scraper = Scraper(started[METERED], metrics_port)
+            scraper.start()
             for fleet in fleets:
                 for sc in built:
                     calls, warmup = max(args.calls, fleet), max(args.warmup, fleet)
@@ -149,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     stats = measure.serial(servers, sc, fleet, calls, warmup)
                     cells.append(report.Cell(sc, fleet, stats))
-                memory_by_fleet[fleet] = {r: started[r].memory() for r in ROLES}
+                memory_by_fleet[fleet] = {r: started[r].memory() for r in MEASURED}
             for sc in built:
                 for loop in measure.LOOPS:
                     print(f"reconciles: {sc.label}, {loop}, {args.reconciles} ...", flush=True)
@@ -165,8 +184,11 @@ def main(argv: list[str] | None = None) -> int:
                 concurrent[sc.label], client_cpu[sc.label] = measure.concurrent(
                     servers, sc, largest, args.concurrency, args.duration, args.rounds
                 )
-            memory_by_fleet[largest] = {r: started[r].memory() for r in ROLES}
+            memory_by_fleet[largest] = {r: started[r].memory() for r in MEASURED}
+            audit = scraper.finish()
         finally:
+            if scraper is not None:
+                scraper.stop()
             for server in started.values():
                 server.stop()
         print(f"cold starts: {args.cold_starts} x function, x no-op floor ...", flush=True)
@@ -200,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         reconciles=reconciles,
         reconcile_fleet=largest,
         inproc=inproc,
+        audit=audit,
         duration_s=time.perf_counter() - began,
     )
     failures = []
@@ -214,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         for role, record in stats.items():
             if record.errors or record.bad:
                 failures.append(f"{label} concurrent: {record.errors + record.bad} bad from {role}")
+    # A miscount is a wrong answer too, from the metrics endpoint.
+    failures.extend(f"{METERED} function's metrics: {problem}" for problem in audit.problems())
     print()
     print(f"Machine: {result.machine_line()}\nLoad: {result.load_line()}\n")
     print(result.tables())

@@ -19,7 +19,8 @@ import psutil
 
 from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, InProcess, Reconciles, Stats, pct
 from hack.bench.scenarios import Scenario
-from hack.bench.servers import LABELS, ROLES
+from hack.bench.scrape import Audit
+from hack.bench.servers import LABELS, MEASURED, METERED, ROLES
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results.md"
@@ -29,6 +30,8 @@ GOAL_LATENCY_RATIO = 1.3  # function p50 / no-op floor p50, every kind, shape an
 GOAL_FLEET_GROWTH = 1.1  # ratio to the floor at the largest fleet / at one XR
 GOAL_RSS_MB = 90.0  # peak RSS of the function after the largest fleet
 GOAL_COLD_START_S = 1.0
+# Issue 20: serving metrics may move the function's p50 ratio to the no-op floor by this much.
+GOAL_METRICS_RATIO_DELTA = 0.03
 # What each requirements loop needs per converged reconcile. CoreWeave reads two objects (a
 # ProviderConfig, then the Secret it names): before v2.4 one call asks and one gets what it
 # asked for; from v2.4 the first call already carries them. Civo reads nothing once the
@@ -109,8 +112,12 @@ class Cell:
     def p(self, role: str, q: float) -> float:
         return pct(self.stats[role].latencies_ms, q)
 
-    def ratio(self, floor: str = "noop", q: float = 50) -> float:
-        return self.p("function", q) / self.p(floor, q)
+    def ratio(self, floor: str = "noop", q: float = 50, role: str = "function") -> float:
+        return self.p(role, q) / self.p(floor, q)
+
+    def metrics_delta(self) -> float:
+        """What metrics add to the function's p50 ratio to the no-op floor."""
+        return self.ratio(role=METERED) - self.ratio()
 
 
 @dataclasses.dataclass
@@ -129,6 +136,7 @@ class Report:
     reconciles: dict[str, Reconciles]
     reconcile_fleet: int
     inproc: dict[str, InProcess]
+    audit: Audit  # the metered function's scrapes
     duration_s: float
 
     def cell(self, scenario: Scenario, fleet: int) -> Cell:
@@ -183,10 +191,62 @@ class Report:
             rows,
         )
 
+    def metrics_table(self) -> str:
+        rows = []
+        for cell in self.cells:
+            off, on = cell.stats["function"], cell.stats[METERED]
+            rows.append(
+                [
+                    cell.scenario.kind,
+                    cell.scenario.shape,
+                    str(cell.fleet),
+                    f"{fmt(cell.p('function', 50), 3)} / {fmt(cell.p(METERED, 50), 3)}",
+                    f"{fmt(cell.p('function', 99), 3)} / {fmt(cell.p(METERED, 99), 3)}",
+                    f"{fmt(cell.ratio(), 3)} / {fmt(cell.ratio(role=METERED), 3)}",
+                    f"{cell.metrics_delta():+.3f}",
+                    f"{fmt(off.cpu_us, 0)} / {fmt(on.cpu_us, 0)}",
+                    f"{on.cpu_us - off.cpu_us:+.0f}",
+                    str(on.errors + on.bad),
+                ]
+            )
+        largest = self.fleets[-1]
+        peak = {r: self.memory_by_fleet[largest][r][0] for r in ("function", METERED)}
+        audit = self.audit
+        counted = audit.final.calls_counted if audit.final is not None else float("nan")
+        sent = audit.final.calls_sent if audit.final is not None else 0
+        return (
+            table(
+                [
+                    "XR",
+                    "request shape",
+                    "fleet",
+                    "p50 ms off / on",
+                    "p99 ms off / on",
+                    "x no-op p50 off / on",
+                    "Δ x no-op p50",
+                    "server CPU µs/call off / on",
+                    "Δ CPU µs/call",
+                    "errors on",
+                ],
+                rows,
+            )
+            + f"\n\nPeak RSS after {largest} XRs of each kind: {fmt(peak['function'], 1)} MB "
+            f"off, {fmt(peak[METERED], 1)} MB on. Scrapes: {len(audit.periodic)} every "
+            f"{audit.interval_s:g} s while measured and one after the last call, median "
+            f"{fmt(audit.median_ms(), 1)} ms, {fmt(audit.size_kib(), 1)} KiB each; the last "
+            f"counted {fmt(counted, 0)} calls in inference_clusters_calls_total, the bench sent "
+            f"{sent}. In-process (no gRPC, one XR), the servicer coroutine takes "
+            + ", ".join(
+                f"{label} {fmt(ip.servicer_metered, 0)} µs on vs {fmt(ip.servicer, 0)} off"
+                for label, ip in self.inproc.items()
+            )
+            + " (medians)."
+        )
+
     def concurrent_table(self) -> str:
         rows = []
         for label, stats in self.concurrent.items():
-            for role in ROLES:
+            for role in (r for r in MEASURED if r in stats):
                 st = stats[role]
                 rows.append(
                     [
@@ -274,6 +334,7 @@ class Report:
                     fmt(ip.to, 1),
                     fmt(ip.encode, 0),
                     fmt(ip.servicer, 0),
+                    fmt(ip.servicer_metered, 0),
                 ]
             )
         return table(
@@ -286,6 +347,7 @@ class Report:
                 "response.to",
                 "encode response",
                 "servicer coroutine (bytes sent)",
+                "the same, metrics on",
             ],
             rows,
         )
@@ -301,6 +363,9 @@ class Report:
             [
                 "### Serial latency by fleet size (client-side, gRPC unary over loopback, "
                 "round-robin over the servers and over the fleet's XRs)\n\n" + self.fleet_table(),
+                "### Cost of metrics (the function with metrics off, as above, and on: "
+                "`--metrics-address`, a fourth server in the same round-robin, its /metrics "
+                f"scraped every {self.audit.interval_s:g} s)\n\n" + self.metrics_table(),
                 "### Memory by fleet size (VmHWM / VmRSS, read after each fleet size)\n\n"
                 + self.memory_table(),
                 f"### Whole converged reconciles through the requirements loop "
@@ -377,6 +442,30 @@ class Report:
                     max(rec.calls) <= goal,
                 )
             )
+        for sc in self.scenarios:
+            deltas = [self.cell(sc, f).metrics_delta() for f in self.fleets]
+            goals.append(
+                (
+                    f"{sc.label}: metrics on, p50 ratio to the no-op floor within "
+                    f"+{GOAL_METRICS_RATIO_DELTA} of metrics off at every fleet size",
+                    " / ".join(f"{d:+.3f}" for d in deltas)
+                    + f" at {' / '.join(str(f) for f in self.fleets)} XRs",
+                    max(deltas) <= GOAL_METRICS_RATIO_DELTA,
+                )
+            )
+        problems = self.audit.problems()
+        final = self.audit.final
+        goals.append(
+            (
+                f"metrics: the scrape after the last call counts every call sent to the metered "
+                f"function (scraped every {self.audit.interval_s:g} s while measured)",
+                "; ".join(problems)
+                if problems or final is None
+                else f"{final.calls_counted:.0f} counted, {final.calls_sent} sent; the "
+                f"{len(self.audit.periodic)} scrapes before it never ahead, never going back",
+                not problems,
+            )
+        )
         return goals
 
     def machine_line(self) -> str:
@@ -416,6 +505,8 @@ class Report:
             "Floors: **no-op** answers `response.to(req)` (gRPC + decoding the request); **replay** "
             "answers with the function's own recorded response for the same XR kind (gRPC + "
             "decoding + a response of the same size; nothing composed). Both are SDK "
-            "`runtime.serve` servers with the function's gRPC options. Every call carries a "
-            "distinct request.\n"
+            "`runtime.serve` servers with the function's gRPC options. **Metrics on** is the "
+            "same function serving Prometheus metrics (`--metrics-address`), called in the same "
+            "round-robin; every other figure is the function with metrics off. Every call "
+            "carries a distinct request.\n"
         )

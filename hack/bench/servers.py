@@ -1,4 +1,5 @@
-"""The servers a run starts: the function as users run it, and the two floors.
+"""The servers a run starts: the function without metrics, the same function with metrics on
+(metered), and the two floors.
 
 Each is a subprocess on its own loopback port. The client sends and receives raw bytes over one
 persistent channel per server, so it does no protobuf work inside a timed call.
@@ -10,6 +11,7 @@ import contextlib
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,8 +27,20 @@ CALL_TIMEOUT = 30.0
 START_TIMEOUT = 30.0
 FUNCTION_BIN = Path(sys.executable).parent / "function"
 FLOORS = Path(__file__).with_name("floors.py")
+# The servers the floor tables compare: the function (metrics off) and its two floors.
 ROLES = ("function", "noop", "replay")
-LABELS = {"function": "function", "noop": "no-op floor", "replay": "replay floor"}
+# The function with metrics on, measured beside them to say what metrics cost.
+METERED = "metered"
+# Every server the serial and concurrent phases call, in their round-robin.
+MEASURED = (*ROLES, METERED)
+# The servers that run the function, whose answers are checked.
+FUNCTIONS = ("function", METERED)
+LABELS = {
+    "function": "function",
+    "noop": "no-op floor",
+    "replay": "replay floor",
+    METERED: "function, metrics on",
+}
 
 CLIENT_OPTIONS = [
     ("grpc.max_receive_message_length", 64 * MEGABYTE),
@@ -55,6 +69,9 @@ class Server:
         self.channel: grpc.Channel | None = None
         self.call: Callable[..., bytes] | None = None
         self.ps: psutil.Process | None = None
+        # Calls sent, answered or not: what the metered function's metrics must count.
+        self.sent = 0
+        self._sent_lock = threading.Lock()
 
     def start(self) -> None:
         with self.log_path.open("wb") as log:
@@ -72,6 +89,9 @@ class Server:
     def invoke(self, data: bytes) -> bytes:
         if self.call is None:
             raise RuntimeError(f"{self.name} is not started")
+        # Concurrent callers share a server: += alone could lose a count between threads.
+        with self._sent_lock:
+            self.sent += 1
         return self.call(data, timeout=CALL_TIMEOUT)
 
     def cpu(self) -> float:
@@ -117,7 +137,30 @@ Argv = Callable[[int], list[str]]
 
 
 def function_argv(port: int) -> list[str]:
-    return [str(FUNCTION_BIN), "--insecure", f"--address=127.0.0.1:{port}"]
+    """The function without metrics or the health probe port (bench: what the floors compare)."""
+    return [
+        str(FUNCTION_BIN),
+        "--insecure",
+        f"--address=127.0.0.1:{port}",
+        "--metrics-address=",
+        "--health-address=",
+    ]
+
+
+def metered_argv(metrics_port: int) -> Argv:
+    """The function serving metrics on metrics_port (loopback), without the health probe port:
+    it differs from function_argv's by the metrics alone, which a pod serves by default."""
+
+    def argv(port: int) -> list[str]:
+        return [
+            str(FUNCTION_BIN),
+            "--insecure",
+            f"--address=127.0.0.1:{port}",
+            f"--metrics-address=127.0.0.1:{metrics_port}",
+            "--health-address=",
+        ]
+
+    return argv
 
 
 def noop_argv(port: int) -> list[str]:

@@ -1,0 +1,140 @@
+"""Scraping the metered function's /metrics as Prometheus would, while the bench calls it.
+
+A daemon thread GETs the endpoint every SCRAPE_INTERVAL_S from the first measured call to the
+last, so the metered function pays for being scraped as it would in a pod, inside the CPU per
+call the bench measures. The audit: no scrape's inference_clusters_calls_total (summed over
+kind and result) runs ahead of the calls the bench had sent or goes back, and the last scrape,
+taken after the last call, counts exactly the calls sent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import itertools
+import statistics
+import threading
+import time
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from hack.bench.servers import Server
+
+# The scrape_interval of Prometheus' example configuration, and the shortest interval commonly
+# set on a ServiceMonitor: the most a real Prometheus asks of the function.
+SCRAPE_INTERVAL_S = 15.0
+# Prometheus' default scrape_timeout: a scrape that takes longer is a failed scrape.
+SCRAPE_TIMEOUT_S = 10.0
+CALLS_TOTAL = "inference_clusters_calls_total"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Scrape:
+    calls_counted: float  # inference_clusters_calls_total, summed over every series
+    calls_sent: int  # by the bench when the scrape had returned: at least those counted
+    seconds: float
+    size: int  # bytes of the exposition
+
+
+def scrape(server: Server, metrics_port: int) -> Scrape:
+    """One GET of http://127.0.0.1:metrics_port/metrics (OSError or ValueError when it fails)."""
+    start = time.perf_counter()
+    connection = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=SCRAPE_TIMEOUT_S)
+    try:
+        connection.request("GET", "/metrics")
+        answer = connection.getresponse()
+        body = answer.read()
+    finally:
+        connection.close()
+    seconds = time.perf_counter() - start
+    # Read after the answer: every call the function had counted was sent before.
+    sent = server.sent
+    if answer.status != http.HTTPStatus.OK:
+        raise ValueError(f"/metrics answered HTTP {answer.status}")
+    counted = sum(
+        sample.value
+        for family in text_string_to_metric_families(body.decode())
+        for sample in family.samples
+        if sample.name == CALLS_TOTAL
+    )
+    return Scrape(counted, sent, seconds, len(body))
+
+
+@dataclasses.dataclass
+class Audit:
+    """The scrapes of one run, and whether they counted the calls the bench sent."""
+
+    interval_s: float
+    periodic: list[Scrape] = dataclasses.field(default_factory=list)
+    final: Scrape | None = None  # after the last call
+    failures: list[str] = dataclasses.field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        found = [f"scrape failed: {failure}" for failure in self.failures]
+        counts = [s.calls_counted for s in self.periodic]
+        if any(later < earlier for earlier, later in itertools.pairwise(counts)):
+            found.append(f"{CALLS_TOTAL} went back between scrapes")
+        found.extend(
+            f"a scrape counted {s.calls_counted:.0f} calls when {s.calls_sent} had been sent"
+            for s in self.periodic
+            if s.calls_counted > s.calls_sent
+        )
+        if self.final is None:
+            found.append("no scrape after the last call")
+        elif self.final.calls_counted != self.final.calls_sent:
+            found.append(
+                f"the last scrape counted {self.final.calls_counted:.0f} calls, "
+                f"the bench sent {self.final.calls_sent}"
+            )
+        return found
+
+    def scrapes(self) -> list[Scrape]:
+        return [*self.periodic, *([self.final] if self.final is not None else [])]
+
+    def median_ms(self) -> float:
+        seconds = [s.seconds for s in self.scrapes()]
+        return statistics.median(seconds) * 1e3 if seconds else float("nan")
+
+    def size_kib(self) -> float:
+        scrapes = self.scrapes()
+        return scrapes[-1].size / 1024 if scrapes else float("nan")
+
+
+class Scraper:
+    """Scrapes a server's metrics every interval seconds from a daemon thread until finish()."""
+
+    def __init__(
+        self, server: Server, metrics_port: int, interval_s: float = SCRAPE_INTERVAL_S
+    ) -> None:
+        self.server, self.metrics_port = server, metrics_port
+        self.audit = Audit(interval_s)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="metrics-scraper", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _loop(self) -> None:
+        # As Prometheus does: the first scrape one interval in, not at once.
+        while not self._stopping.wait(self.audit.interval_s):
+            taken = self._take()
+            if taken is not None:
+                self.audit.periodic.append(taken)
+
+    def _take(self) -> Scrape | None:
+        try:
+            return scrape(self.server, self.metrics_port)
+        except (OSError, ValueError) as error:
+            self.audit.failures.append(f"{type(error).__name__}: {error}")
+            return None
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=SCRAPE_TIMEOUT_S * 2)
+
+    def finish(self) -> Audit:
+        """Stop the thread, then scrape once more: call after the server's last call."""
+        self.stop()
+        self.audit.final = self._take()
+        return self.audit
