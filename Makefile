@@ -101,3 +101,9 @@ controlplane: crank
 ## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e), on every engine of the version matrix, a line per test naming its engine; a skip fails here
 e2e: $(STAMP) controlplane xpkg
 	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -vv -rs --durations=0
+
+.PHONY: fleet
+
+## fleet: FLEET_SIZE (default 32) CoreWeaveClusters and CivoClusters to Ready on the e2e control plane (the primary engine), an idle window, then deleted: time to Ready, calls per reconcile, memo hits, CPU per XR-hour -> bench/fleet.md (not in CI; under 30 minutes on 2 cores)
+fleet: $(STAMP) controlplane
+	$(BIN)/python -m hack.fleet

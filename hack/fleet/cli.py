@@ -1,0 +1,391 @@
+"""N CoreWeaveClusters and N CivoClusters on the e2e control plane, measured idle: bench/fleet.md.
+
+The run brings up the e2e control plane on the primary engine, creates the fleet, waits until
+every XR is Ready, settles, measures an idle window, writes the report, deletes the fleet and
+writes the report again with how deletion went.
+
+    make fleet                          # N = 32 CoreWeaveClusters and 32 CivoClusters
+    FLEET_SIZE=4 make fleet             # another N
+    .venv/bin/python -m hack.fleet --help
+
+Exit code: 0 when every XR became Ready, nothing changed in the idle window and deletion
+completed; 1 otherwise (the report says what happened); 2 when the binaries are not built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import psutil
+
+from hack.fleet import about, errors, fakecloud, lifecycle, window
+from hack.fleet.errors import Found
+from hack.fleet.fakecloud import CountingKube
+from hack.fleet.peak import Peak
+from hack.fleet.report import KindFigures, Run, fmt, percentile, ratio, render
+from hack.fleet.xrs import Member, autoscaled, fleet
+from tests.e2e.harness.binaries import REPO, locate
+from tests.e2e.harness.engine import Engine, engines
+from tests.e2e.harness.stages import IDLE_WINDOW_SECONDS, LOG_SETTLE_SECONDS, QUIET_SECONDS
+from tests.e2e.harness.suite import Suite, start
+from tests.e2e.harness.usage import snapshot
+
+SIZE_ENV = "FLEET_SIZE"
+AUTOSCALED_ENV = "FLEET_CIVO_AUTOSCALED"
+# The issue's fleet: 32 of each kind, the bench's middle fleet size.
+DEFAULT_SIZE = 32
+# Two reconcile periods (the e2e idle window twice): every XR reconciles at least twice, and
+# the CPU figures cover more than one poll of each.
+WINDOW_SECONDS = 2 * IDLE_WINDOW_SECONDS
+# `make fleet` must finish within 30 minutes on 2 cores: bring-up takes about 2, the window and
+# its settling up to 7, deletion up to 5; this is what is left for the fleet to become Ready.
+CONVERGE_SECONDS = 900
+# A converged fleet goes quiet within a poll; after this the window starts anyway (and the
+# report says so), since Crossplane's watch circuit breakers may still be closing one by one.
+QUIET_TIMEOUT_SECONDS = 240
+DELETE_SECONDS = 300
+OUTPUT = REPO / "bench" / "fleet.md"
+# Changes in the idle window listed one by one (watch-events.tsv in the work folder has all).
+CHANGES_LISTED = 20
+# FLEET_KEEP=1 keeps a successful run's work folder (logs, watch-events.tsv) for reading.
+KEEP_ENV = "FLEET_KEEP"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=int(os.environ.get(SIZE_ENV, DEFAULT_SIZE)),
+        help=f"XRs of each kind (default ${SIZE_ENV} or {DEFAULT_SIZE})",
+    )
+    parser.add_argument(
+        "--civo-autoscaled",
+        type=int,
+        default=os.environ.get(AUTOSCALED_ENV),
+        help=f"CivoClusters with the example's autoscaled pool (default ${AUTOSCALED_ENV} or "
+        "all); the rest have that pool fixed, so provider-helm installs nothing in their "
+        "clusters",
+    )
+    parser.add_argument("--window", type=float, default=WINDOW_SECONDS, help="idle window, s")
+    parser.add_argument(
+        "--converge-timeout", type=float, default=CONVERGE_SECONDS, help="time to Ready, s"
+    )
+    parser.add_argument(
+        "--idle-fake-cloud-interval",
+        type=float,
+        default=fakecloud.IDLE_LOOP_SECONDS,
+        help="seconds the fake providers wait between passes while the fleet is idle "
+        "(0.5 keeps their bring-up pace)",
+    )
+    parser.add_argument("--output", type=Path, default=OUTPUT, help="the report to write")
+    args = parser.parse_args(argv)
+    if args.size < 1:
+        parser.error("--size must be at least 1")
+    if args.civo_autoscaled is None:
+        args.civo_autoscaled = args.size
+    return args
+
+
+def say(line: str) -> None:
+    print(f"fleet: {line}", flush=True)
+
+
+def bring_up_only(
+    members: list[Member], ready: dict[str, float], engine: Engine
+) -> list[KindFigures]:
+    """Per kind, what a run that never reached the idle window measured: time to Ready."""
+    figures = []
+    for kind in dict.fromkeys(m.kind.kind for m in members):
+        mine = [m for m in members if m.kind.kind == kind]
+        figures.append(
+            KindFigures(
+                kind=kind,
+                created=len(mine),
+                ready_seconds=tuple(ready[m.name] for m in mine if m.name in ready),
+                expected_calls=engine.calls_per_converged_reconcile(mine[0].requires_resources),
+                reconciles=0,
+                calls=0,
+                memoised=0,
+                as_expected=0,
+                without_reconcile=len(mine),
+                real_changes=0,
+                breaker_events=0,
+                breaker_opened=0,
+            )
+        )
+    return figures
+
+
+def harness_notes(
+    run: Run, suite: Suite, members: list[Member], sent_within: float, bring_up_started: float
+) -> None:
+    """What the harness itself contributes to the figures, and how they were taken."""
+    civo = [m for m in members if m.kind.kind == "CivoCluster"]
+    run.notes += [
+        f"All {len(members)} XRs were sent at once (within {sent_within:.1f} s); time to Ready "
+        "runs from the moment the harness sent each XR to the first watch event showing it "
+        "Ready=True, so it includes waiting behind the rest of the fleet.",
+        "The clouds are faked (tests/e2e/harness/fakeprovider.py): one loop in the harness "
+        "process lists every managed kind and reads each resource's references, every 0.5 s "
+        "during bring-up. A real provider is driven by watches and reads from its informer "
+        "cache, so part of kube-apiserver's and etcd's CPU during bring-up is the harness's "
+        "(its requests in the window are counted below). The real providers' own CPU "
+        "(provider-upjet-civo, provider-coreweave) is not measured: they are not run.",
+        f"Each CivoCluster's cluster is a kube-apiserver of its own on the control plane's etcd "
+        f"({len(civo)} of them): their CPU and memory are in their own row, not the control "
+        "plane's; etcd's figure includes serving them.",
+        "Every fake CKS cluster is the control plane's own API server: each CoreWeaveCluster's "
+        "pools are renamed `<pool>-<index>` (CKS NodePools are cluster-scoped and named as "
+        "their pool), and the system pool `modelplane-system` and the StorageClass clone "
+        "`shared-vast-delete`, whose names are fixed, are one object shared by all N "
+        "CoreWeaveClusters (each Object applies it with its own field manager).",
+        "Crossplane, the function and the providers run at --debug, as in `make e2e` (the "
+        "calls per reconcile are counted from those logs): a control plane at the default log "
+        "level spends less CPU on logging.",
+        "CPU is user + system time from /proc (psutil) of each process, read at the window's "
+        "start and end; memory is the resident set at the end and the kernel's high-water mark "
+        "(VmHWM) since the process started (summed over the processes of a row).",
+        "The share column is of the control-plane rows only: the function, Crossplane, both "
+        "providers, kube-apiserver, etcd and kube-controller-manager.",
+    ]
+    if run.civo_autoscaled == len(civo):
+        run.notes.append(
+            "Every CivoCluster keeps the example's autoscaled pool, so each gets the "
+            "cluster-autoscaler Release: the Civo clusters' API servers and Helm installs fit "
+            "this machine at this N (their row below: memory and CPU per cluster). "
+            f"${AUTOSCALED_ENV}=<k> fixes that pool on all but the first k."
+        )
+    if run.civo_autoscaled < len(civo):
+        run.notes.append(
+            f"{len(civo) - run.civo_autoscaled} of the {len(civo)} CivoClusters have the "
+            f"example's autoscaled pool fixed at its initial size (${AUTOSCALED_ENV}, "
+            "--civo-autoscaled): they compose no cluster-autoscaler Release, so provider-helm "
+            "installs and polls nothing in their clusters. Every Civo cluster still gets an API "
+            "server of its own (the fake cloud starts one per cluster, whatever its pools)."
+        )
+    cloud = suite.cloud.api
+    if isinstance(cloud, CountingKube):
+        passes = cloud.pass_seconds(bring_up_started, bring_up_started + run.bring_up_seconds)
+        run.notes.append(
+            f"Fake cloud API requests during bring-up: {cloud.requests} "
+            f"({ratio(cloud.requests, run.bring_up_seconds):.0f} per second), in "
+            f"{len(passes) + 1} passes of its loop: median {fmt(percentile(passes, 50))} s, "
+            f"longest {fmt(max(passes, default=math.nan))} s (0.5 s of each is its wait). A "
+            "resource waits up to a pass for each step the fake takes (finalizer, external name, "
+            "status): when passes are long, they, not Crossplane or the function, set the pace "
+            "of bring-up."
+        )
+
+
+def write(run: Run, output: Path, began: float) -> None:
+    run.elapsed_seconds = time.monotonic() - began
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render(run))
+    say(f"wrote {output}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    began = time.monotonic()
+    args = parse_args(argv)
+    engine = next(e for e in engines() if e.primary)
+    binaries = locate(engine.version)
+    missing = binaries.missing()
+    if missing:
+        print(f"fleet: binaries not built, e.g. {missing[0]}; run `make controlplane`")
+        return 2
+    members = fleet(args.size, args.civo_autoscaled)
+    work = Path(tempfile.mkdtemp(prefix=f"fic-fleet-{engine.version}-"))
+    run = Run(
+        command="make fleet" if args.size == DEFAULT_SIZE else f"FLEET_SIZE={args.size} make fleet",
+        date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        machine=about.machine(),
+        versions=about.software(engine),
+        size=args.size,
+        civo_autoscaled=sum(1 for m in members if autoscaled(m) and m.kind.kind == "CivoCluster"),
+        window_seconds=args.window,
+        phases=[],
+        kinds=[],
+        costs=[],
+        memo=None,
+        crossplane_metrics=[],
+        errors=[],
+        deletion=[],
+        notes=[],
+        work_dir=str(work),
+        elapsed_seconds=0.0,
+    )
+    suite: Suite | None = None
+    succeeded = False
+    try:
+        say(f"control plane ({engine.label}) in {work} ...")
+        suite = start(work, binaries, engine)
+        run.phases.append(
+            ("control plane up (etcd to providers, function installed)", time.monotonic() - began)
+        )
+        try:
+            succeeded = measure(run, suite, members, args)
+        except Exception as error:  # what was measured is still worth a report, and deletion
+            traceback.print_exc()
+            run.errors.append(f"the run stopped early: {type(error).__name__}: {error}")
+        write(run, args.output, began)
+        say(f"deleting {len(members)} XRs ...")
+        phase = time.monotonic()
+        run.deletion = lifecycle.delete(suite, members, DELETE_SECONDS)
+        run.phases.append(("delete the fleet", time.monotonic() - phase))
+        succeeded = succeeded and run.deletion[0].startswith("Complete")
+        write(run, args.output, began)
+    finally:
+        if suite is not None:
+            phase = time.monotonic()
+            suite.stop()
+            run.phases.append(("stop the control plane", time.monotonic() - phase))
+            write(run, args.output, began)
+        if succeeded and os.environ.get(KEEP_ENV) != "1":
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            say(f"logs and state kept in {work}")
+    say(f"took {time.monotonic() - began:.0f} s")
+    return 0 if succeeded else 1
+
+
+def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namespace) -> bool:
+    """Creates the fleet, waits for Ready, measures the idle window; fills `run`. True when the
+    whole fleet converged and nothing changed in the window."""
+    api, log = suite.plane.api, suite.log
+    # The fake cloud's requests, counted: its share of the API server's load.
+    suite.cloud.api = CountingKube(suite.plane)
+    names = {m.name for m in members}
+    scraped_at_creation = window.scrape_crossplane(
+        window.crossplane_metrics_port(snapshot(suite.plane.processes.log_dir))
+    )
+    say(f"creating {len(members)} XRs ...")
+    log_dir = suite.plane.processes.log_dir
+    phase = time.monotonic()
+    before = window.usages_now(log_dir)
+    with Peak() as peak:
+        sent = lifecycle.create(api, members)
+        ready = lifecycle.wait_ready(api, members, args.converge_timeout)
+    after = window.usages_now(log_dir)
+    sent_within = max(sent.values()) - min(sent.values())
+    run.phases.append(
+        (f"create {len(members)} XRs, wait until all are Ready", time.monotonic() - phase)
+    )
+    run.bring_up_seconds = after.at - before.at
+    run.bring_up_costs = window.costs(before, after, None)
+    run.peak_memory_used_bytes = peak.memory_used_bytes
+    run.memory_total_bytes = psutil.virtual_memory().total
+    run.peak_load = peak.load
+    took = lifecycle.ready_seconds(log, members, sent)
+    harness_notes(run, suite, members, sent_within, before.at)
+    if ready != names:
+        say(f"only {len(ready)} of {len(members)} XRs Ready after {args.converge_timeout:.0f} s")
+        run.kinds = bring_up_only(members, took, suite.engine)
+        run.errors += [
+            f"not Ready after {args.converge_timeout:.0f} s: {line}"
+            for line in lifecycle.not_ready(api, members)
+        ]
+        run.errors += _observed_errors(suite, names, None)[0]
+        return False
+    with fakecloud.slowed(args.idle_fake_cloud_interval):
+        return idle(run, suite, members, took, args, scraped_at_creation)
+
+
+def idle(
+    run: Run,
+    suite: Suite,
+    members: list[Member],
+    took: dict[str, float],
+    args: argparse.Namespace,
+    scraped_at_creation: str,
+) -> bool:
+    """Settles the Ready fleet and measures the idle window; fills `run`. True when nothing
+    changed in it."""
+    log, names = suite.log, {m.name for m in members}
+    run.notes.append(
+        f"From the whole fleet Ready to the window's end the fake providers' loop waited "
+        f"{args.idle_fake_cloud_interval:g} s between passes (0.5 s during bring-up and "
+        "deletion; hack/fleet/fakecloud.py says why)."
+    )
+    say(f"all Ready; waiting until nothing changes for {QUIET_SECONDS} s ...")
+    phase = time.monotonic()
+    if not lifecycle.wait_quiet(log, members, QUIET_SECONDS, QUIET_TIMEOUT_SECONDS):
+        run.notes.append(
+            f"The fleet was never quiet for {QUIET_SECONDS} s within {QUIET_TIMEOUT_SECONDS} s "
+            "of being Ready; the window started anyway."
+        )
+    run.phases.append((f"settle (no change for {QUIET_SECONDS} s)", time.monotonic() - phase))
+    say(f"idle window of {args.window:.0f} s ...")
+    phase = time.monotonic()
+    sample_errors: list[str] = []
+    first = window.take(suite, sample_errors)
+    # A measurement window, not a wait for a condition: it must last whole reconcile periods.
+    time.sleep(max(0.0, args.window - (time.monotonic() - first.usages.at)))
+    last = window.take(suite, sample_errors)
+    # The last reconcile's calls reach the function's log a moment after the window.
+    time.sleep(LOG_SETTLE_SECONDS)
+    run.window_seconds = last.usages.at - first.usages.at
+    run.phases.append(("idle window, and reading both edges", time.monotonic() - phase))
+    phase = time.monotonic()
+    changes_seen: list[str] = []
+    run.kinds = window.per_kind(suite, members, took, first, last, changes_seen, run.off_figure)
+    run.costs = window.costs(first.usages, last.usages, sample_errors)
+    run.memo = window.memo(first, last)
+    run.crossplane_metrics = window.crossplane_rows(
+        scraped_at_creation, first.crossplane_text, last.crossplane_text
+    )
+    requests = last.fake_cloud_requests - first.fake_cloud_requests
+    run.notes.append(
+        f"Fake cloud API requests in the window: {requests} "
+        f"({requests / run.window_seconds:.1f} per second)."
+    )
+    run.errors += [f"changed in the idle window: {line}" for line in changes_seen[:CHANGES_LISTED]]
+    if len(changes_seen) > CHANGES_LISTED:
+        run.errors.append(f"... and {len(changes_seen) - CHANGES_LISTED} more changes")
+    faults, faults_in_window = errors.function_faults(first, last)
+    observed, observed_in_window = _observed_errors(suite, names, first)
+    run.errors += sample_errors + faults + observed
+    run.problems_in_window = (
+        len(changes_seen) + len(sample_errors) + faults_in_window + observed_in_window
+    )
+    run.phases.append(("reading the logs and the API server", time.monotonic() - phase))
+    changes = sum(k.real_changes for k in run.kinds)
+    return changes == 0 and not sample_errors
+
+
+def _observed_errors(suite: Suite, names: set[str], first: window.Sample | None) -> Found:
+    """Warning events, Synced=False, ERROR log lines, restarts, exits and the fake cloud's
+    errors, split at the window's start where there was one."""
+    start_utc = first.usages.utc if first else datetime.datetime.now(datetime.UTC)
+    start_at = first.usages.at if first else time.monotonic()
+    log_dir = suite.plane.processes.log_dir
+    lines: list[str] = []
+    in_window = 0
+    for found, count in (
+        errors.warning_events(suite.plane.api, start_utc),
+        errors.synced_false(suite.log, names, start_at),
+        errors.log_errors(log_dir, start_utc),
+        errors.restarts(log_dir),
+    ):
+        lines += found
+        in_window += count
+    lines += errors.fake_cloud(suite.cloud.errors)
+    try:
+        suite.plane.processes.check_alive()
+    except RuntimeError as exited:
+        lines.append(f"a process exited: {str(exited).splitlines()[0]}")
+        in_window += 1
+    return lines, in_window
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Everything the harness can see go wrong during a fleet run, as report lines: FATAL answers and
+internal errors (the function's metrics), Warning events, Synced=False conditions (the watch
+log), ERROR lines in the components' logs, processes that exited or were restarted, and the
+fake cloud's own errors.
+
+Each function returns its lines and how many of the problems it counted happened in the idle
+window (a converged fleet has none there; bring-up has its ordering races).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hack.fleet.window import Sample, sum_series
+from tests.e2e.harness import kinds
+from tests.e2e.harness.kube import Kube
+from tests.e2e.harness.operability import HARNESS_MARKER
+from tests.e2e.harness.watchlog import WatchLog
+
+# ProcessGroup.restart writes this into the log of each process it starts again.
+RESTART_MARKER = f"{HARNESS_MARKER.strip()} restarted"
+# Logs whose ERROR lines are worth counting: controller-runtime's development encoder writes the
+# level as its second tab-separated field.
+COMPONENT_LOGS = ("crossplane", "provider-kubernetes", "provider-helm", "kube-controller-manager")
+ERROR_LEVEL = "\tERROR\t"
+# One example per kind of problem is enough to start reading the logs from...
+EXAMPLE_CHARS = 240
+# ...and the most frequent few kinds of ERROR line per log.
+ERROR_GROUPS = 5
+
+# Report lines, and how many of the problems they count fell in the idle window.
+Found = tuple[list[str], int]
+
+
+def function_faults(start: Sample, end: Sample) -> Found:
+    """FATAL answers and internal errors the function counted, over the run and in the window."""
+    lines = []
+    in_window = 0
+    for series, labels, what in (
+        ("inference_clusters_calls_total", {"result": "fatal"}, "FATAL answers"),
+        ("inference_clusters_internal_errors_total", None, "internal errors"),
+    ):
+        whole = sum_series(end.function_text, series, labels)
+        window = whole - sum_series(start.function_text, series, labels)
+        in_window += int(window)
+        if whole:
+            lines.append(
+                f"function {what}: {whole:g} in the whole run, {window:g} in the idle window"
+            )
+    return lines, in_window
+
+
+def _event_time(event: dict[str, Any]) -> str:
+    return str(
+        event.get("lastTimestamp")
+        or event.get("eventTime")
+        or event["metadata"].get("creationTimestamp", "")
+    )
+
+
+def warning_events(api: Kube, window_start: datetime.datetime) -> Found:
+    """Warning events in every namespace, by involved kind and reason, before and in the window."""
+    before: Counter[tuple[str, str]] = Counter()
+    inside: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], str] = {}
+    for event in api.list(kinds.EVENT):
+        if event.get("type") != "Warning":
+            continue
+        key = (event.get("involvedObject", {}).get("kind", ""), event.get("reason", ""))
+        at = _event_time(event)
+        when = datetime.datetime.fromisoformat(at.replace("Z", "+00:00")) if at else None
+        count = int(event.get("count") or 1)
+        if when is not None and when >= window_start:
+            inside[key] += count
+        else:
+            before[key] += count
+        example.setdefault(key, str(event.get("message", ""))[:EXAMPLE_CHARS])
+    lines = [
+        f"Warning events, {kind} {reason}: {before[kind, reason]} before the window, "
+        f"{inside[kind, reason]} in it; e.g. `{example[kind, reason]}`"
+        for kind, reason in sorted(before.keys() | inside.keys())
+    ]
+    return lines, sum(inside.values())
+
+
+def synced_false(log: WatchLog, names: set[str], window_start: float) -> Found:
+    """Objects of the fleet (XRs and what they composed) the watch log saw Synced=False, by kind
+    and reason, before and in the window."""
+    before: dict[tuple[str, str], set[str]] = {}
+    inside: dict[tuple[str, str], set[str]] = {}
+    for change in list(log.changes):
+        if change.composite not in names and change.name not in names:
+            continue
+        for kind, status, reason in change.conditions:
+            if kind == "Synced" and status == "False":
+                into = inside if change.at >= window_start else before
+                into.setdefault((change.kind, reason), set()).add(change.name)
+    keys = sorted(before.keys() | inside.keys())
+    lines = [
+        f"Synced=False on {kind} ({reason or 'no reason'}): {len(before.get((kind, reason), ()))} "
+        f"objects before the window, {len(inside.get((kind, reason), ()))} in it"
+        for kind, reason in keys
+    ]
+    return lines, sum(len(objects) for objects in inside.values())
+
+
+def _error_line(line: str) -> tuple[str, str, str] | None:
+    """(message, controller, error) of a controller-runtime ERROR line, or None."""
+    if ERROR_LEVEL not in line:
+        return None
+    parts = line.rstrip("\n").split("\t")
+    message = parts[3] if len(parts) > 3 else line
+    fields: dict[str, Any] = {}
+    with contextlib.suppress(ValueError, IndexError):
+        fields = json.loads(parts[4])
+    return message, str(fields.get("controller", "")), str(fields.get("error", ""))
+
+
+def _logged_at(line: str) -> datetime.datetime | None:
+    with contextlib.suppress(ValueError):
+        return datetime.datetime.fromisoformat(line.split("\t", 1)[0])
+    return None
+
+
+def log_errors(log_dir: Path, window_start: datetime.datetime) -> Found:
+    """ERROR lines in each component's log over the run, by message and controller, with the
+    first one's error."""
+    lines = []
+    in_window = 0
+    for name in COMPONENT_LOGS:
+        path = log_dir / f"{name}.log"
+        if not path.exists():
+            continue
+        counted: Counter[tuple[str, str]] = Counter()
+        first: dict[tuple[str, str], str] = {}
+        with path.open(errors="replace") as log:
+            for line in log:
+                found = _error_line(line)
+                if found is None:
+                    continue
+                message, controller, error = found
+                counted[message, controller] += 1
+                at = _logged_at(line)
+                in_window += at is not None and at >= window_start
+                first.setdefault((message, controller), error)
+        for (message, controller), count in counted.most_common(ERROR_GROUPS):
+            where = f" in {controller}" if controller else ""
+            lines.append(
+                f'{name}.log: {count} ERROR lines "{message}"{where}; the first: '
+                f"`{first[message, controller][:EXAMPLE_CHARS]}`"
+            )
+        if len(counted) > ERROR_GROUPS:
+            lines.append(f"{name}.log: {len(counted) - ERROR_GROUPS} more kinds of ERROR line")
+    if in_window:
+        lines.append(f"ERROR lines logged in the idle window: {in_window}")
+    return lines, in_window
+
+
+def restarts(log_dir: Path) -> Found:
+    """Processes the harness started again (ProcessGroup.restart marks their logs): none is
+    expected, so each counts as a problem of the window."""
+    lines = []
+    total = 0
+    for path in sorted(log_dir.glob("*.log")):
+        count = path.read_text(errors="replace").count(RESTART_MARKER)
+        if count:
+            total += count
+            lines.append(f"{path.stem}: restarted {count} times")
+    return lines, total
+
+
+def fake_cloud(errors: list[str]) -> list[str]:
+    if not errors:
+        return []
+    return [f"fake cloud errors: {len(errors)}; the last: `{errors[-1][-EXAMPLE_CHARS:]}`"]

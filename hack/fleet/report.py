@@ -1,0 +1,503 @@
+"""bench/fleet.md from a run's figures: pure arithmetic and rendering, no I/O."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import textwrap
+from collections.abc import Sequence
+
+SECONDS_PER_HOUR = 3600.0
+MIB = 1024 * 1024
+# The repository's Markdown wraps prose at 100 columns; tables stay one row per line.
+WIDTH = 100
+
+
+@dataclasses.dataclass(frozen=True)
+class KindFigures:
+    """One XR kind of the fleet: bring-up, and the idle window summed over its XRs."""
+
+    kind: str
+    created: int
+    # Creation to Ready=True, of each XR that became Ready.
+    ready_seconds: tuple[float, ...]
+    # The engine's calls per converged reconcile for this kind (tests/e2e/harness/engine.py).
+    expected_calls: int
+    reconciles: int
+    calls: int
+    memoised: int
+    # XRs whose every reconcile in the window took exactly expected_calls.
+    as_expected: int
+    # XRs no reconcile of which began in the window.
+    without_reconcile: int
+    # Watch events in the window that changed something (not only the Responsive condition).
+    real_changes: int
+    # Watch events in the window that were only Crossplane's circuit breaker (Responsive).
+    breaker_events: int
+    # XRs that reported Responsive=False (watch circuit open) at some point before the window.
+    breaker_opened: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Cost:
+    """What the processes of one role used: CPU over the idle window, memory at its end."""
+
+    role: str
+    processes: int
+    cpu_seconds: float
+    rss_bytes: int
+    peak_rss_bytes: int
+    # Part of the control plane a user runs (not a fake cloud's cluster, not the harness).
+    control_plane: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Memo:
+    """Calls and memo hits in the idle window, from the function's metrics (scraped at the
+    window's start and end) and from its log over the same span."""
+
+    metric_calls: int
+    metric_hits: int
+    log_calls: int
+    log_hits: int
+
+    @property
+    def agrees(self) -> bool:
+        return (self.metric_calls, self.metric_hits) == (self.log_calls, self.log_hits)
+
+
+@dataclasses.dataclass
+class Run:
+    command: str
+    date: str
+    machine: dict[str, str]
+    versions: dict[str, str]
+    size: int
+    civo_autoscaled: int
+    window_seconds: float
+    # Wall time of each phase, in order.
+    phases: list[tuple[str, float]]
+    kinds: list[KindFigures]
+    costs: list[Cost]
+    memo: Memo | None
+    # Crossplane core's own counters over the bring-up and over the window.
+    crossplane_metrics: list[tuple[str, float, float]]
+    errors: list[str]
+    deletion: list[str]
+    notes: list[str]
+    work_dir: str
+    # From the process's start to the moment the report is written.
+    elapsed_seconds: float
+    # From the first XR sent to the whole fleet Ready (or the converge timeout): CPU each role
+    # used, and the machine's peaks in that time.
+    bring_up_seconds: float = math.nan
+    bring_up_costs: list[Cost] = dataclasses.field(default_factory=list)
+    peak_memory_used_bytes: int = 0
+    memory_total_bytes: int = 0
+    peak_load: float = math.nan
+    # Problems counted in the idle window (changes, Warning events, Synced=False, ERROR lines,
+    # FATAL answers, exits): a converged fleet has none. None: the run had no window.
+    problems_in_window: int | None = None
+    # Each XR whose reconciles in the window did not all take the engine's figure, and how.
+    off_figure: list[str] = dataclasses.field(default_factory=list)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile: the smallest value with at least q % of the values at or below
+    it (NaN without values), so every figure is one an XR really took."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def per_xr_hour(cpu_seconds: float, xrs: int, window_seconds: float) -> float:
+    """CPU seconds per converged XR per hour: what the window cost, per XR, scaled to an hour."""
+    if xrs <= 0 or window_seconds <= 0:
+        return math.nan
+    return cpu_seconds / (xrs * window_seconds / SECONDS_PER_HOUR)
+
+
+def ratio(part: float, whole: float) -> float:
+    return part / whole if whole else math.nan
+
+
+def fmt(value: float, digits: int = 1) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def mib(size: int) -> str:
+    return f"{size / MIB:.0f}"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)
+    ]
+    line = "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"
+    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    body = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
+    ]
+    return "\n".join([line, rule, *body])
+
+
+def ready_row(figures: KindFigures) -> list[str]:
+    times = figures.ready_seconds
+    return [
+        figures.kind,
+        f"{len(times)} / {figures.created}",
+        fmt(percentile(times, 50)),
+        fmt(percentile(times, 90)),
+        fmt(max(times) if times else math.nan),
+    ]
+
+
+def calls_row(figures: KindFigures) -> list[str]:
+    xrs = figures.created
+    return [
+        figures.kind,
+        str(figures.reconciles),
+        str(figures.calls),
+        fmt(ratio(figures.calls, figures.reconciles), 2),
+        str(figures.expected_calls),
+        f"{figures.as_expected} / {xrs}",
+        f"{figures.memoised} / {figures.calls}",
+        str(figures.real_changes),
+    ]
+
+
+def cost_rows(costs: Sequence[Cost], xrs: int, window_seconds: float) -> list[list[str]]:
+    plane = sum(c.cpu_seconds for c in costs if c.control_plane)
+    rows = []
+    for cost in costs:
+        share = fmt(100 * ratio(cost.cpu_seconds, plane)) + " %" if cost.control_plane else "-"
+        rows.append(
+            [
+                cost.role,
+                str(cost.processes),
+                fmt(cost.cpu_seconds, 2),
+                fmt(per_xr_hour(cost.cpu_seconds, xrs, window_seconds), 2),
+                share,
+                mib(cost.rss_bytes),
+                mib(cost.peak_rss_bytes),
+            ]
+        )
+    rows.append(
+        [
+            "control plane (rows with a share)",
+            str(sum(c.processes for c in costs if c.control_plane)),
+            fmt(plane, 2),
+            fmt(per_xr_hour(plane, xrs, window_seconds), 2),
+            "100.0 %",
+            mib(sum(c.rss_bytes for c in costs if c.control_plane)),
+            "",
+        ]
+    )
+    return rows
+
+
+def wrap(text: str, bullet: bool = False) -> str:
+    """Prose at WIDTH columns; a bullet's continuation lines indented under its text."""
+    return textwrap.fill(
+        f"- {text}" if bullet else text,
+        width=WIDTH,
+        subsequent_indent="  " if bullet else "",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def bring_up_rows(costs: Sequence[Cost], xrs: int, seconds: float) -> list[list[str]]:
+    """Per role: CPU from the first XR sent to the fleet Ready, per XR, and the cores it kept
+    busy on average in that time."""
+    return [
+        [
+            cost.role,
+            str(cost.processes),
+            fmt(cost.cpu_seconds, 1),
+            fmt(ratio(cost.cpu_seconds, xrs), 2),
+            fmt(ratio(cost.cpu_seconds, seconds), 2),
+            mib(cost.peak_rss_bytes),
+        ]
+        for cost in costs
+    ]
+
+
+def bring_up_shares(costs: Sequence[Cost]) -> str:
+    """The function's part of all the CPU bring-up took, and the largest parts."""
+    total = sum(c.cpu_seconds for c in costs)
+    if not total:
+        return "No CPU measured during bring-up."
+    largest = sorted(costs, key=lambda c: c.cpu_seconds, reverse=True)[:2]
+    function = next((c.cpu_seconds for c in costs if c.role == "function"), 0.0)
+    return (
+        f"Of the {fmt(total, 0)} CPU s every process above spent in bring-up, the function "
+        f"spent {fmt(100 * function / total)} %; the largest parts were "
+        + " and ".join(f"{c.role} ({fmt(100 * c.cpu_seconds / total)} %)" for c in largest)
+        + "."
+    )
+
+
+def per_process(costs: Sequence[Cost], window_seconds: float) -> list[str]:
+    """Rows of several processes, per process: what one more of them costs."""
+    lines = []
+    for cost in costs:
+        if cost.processes > 1 and window_seconds > 0:
+            per_hour = cost.cpu_seconds / cost.processes * SECONDS_PER_HOUR / window_seconds
+            lines.append(
+                f"{cost.role}: {cost.processes} processes, each {mib(cost.rss_bytes // cost.processes)} "
+                f"MiB RSS (peak {mib(cost.peak_rss_bytes // cost.processes)} MiB) and "
+                f"{fmt(per_hour, 1)} CPU s per hour on average."
+            )
+    return lines
+
+
+def _bullets(lines: Sequence[str], empty: str) -> str:
+    return "\n".join(wrap(line, bullet=True) for line in (lines or [empty]))
+
+
+def _function_cost(run: Run) -> Cost | None:
+    return next((c for c in run.costs if c.role == "function"), None)
+
+
+def sizing(run: Run) -> str:
+    """How to read the CPU figures when sizing a control plane, with this run's numbers."""
+    xrs = sum(k.created for k in run.kinds)
+    function = _function_cost(run)
+    plane = sum(c.cpu_seconds for c in run.costs if c.control_plane)
+    if function is None or not xrs:
+        return _bullets([], "(no CPU figures: the run did not reach the idle window)")
+    per_hour = per_xr_hour(function.cpu_seconds, xrs, run.window_seconds)
+    plane_per_hour = per_xr_hour(plane, xrs, run.window_seconds)
+    cores_per_thousand = per_hour * 1000 / SECONDS_PER_HOUR
+    plane_cores_per_thousand = plane_per_hour * 1000 / SECONDS_PER_HOUR
+    return _bullets(
+        [
+            f"**CPU seconds per converged XR-hour** is what one converged XR costs a process in "
+            f"an hour of doing nothing but staying converged (Crossplane polls each XR about "
+            f"once a minute). Divide by 3600 for cores per XR: the function's "
+            f"{fmt(per_hour, 2)} s per XR-hour is {fmt(cores_per_thousand, 3)} cores per 1 000 "
+            f"converged XRs; the whole control plane's {fmt(plane_per_hour, 2)} s is "
+            f"{fmt(plane_cores_per_thousand, 3)} cores per 1 000.",
+            f"**Share** is each process's part of the control plane's CPU in the window: the "
+            f"function's {fmt(100 * ratio(function.cpu_seconds, plane))} % is what composing "
+            f"with this function costs beside Crossplane, the providers and the API server.",
+            "These are steady-state figures. Bring-up, edits, and recovery after an outage cost "
+            "more per XR (see time to Ready above): size for the burst you expect, and use "
+            "`make bench` (bench/results.md) for the function's capacity under load.",
+            "The figures scale with the fleet only where a process's work is per XR (the "
+            "function, Crossplane, the providers); the API server and etcd also carry fixed "
+            "costs and, here, the harness's own polling (see the notes).",
+        ],
+        "",
+    )
+
+
+def _memo_lines(memo: Memo | None) -> list[str]:
+    if memo is None:
+        return ["(no idle window: the fleet did not converge)"]
+    return [
+        f'From the function\'s metrics (`inference_clusters_memo_answers_total{{outcome="hit"}}` '
+        f"over `inference_clusters_calls_total`, scraped at the window's start and end): "
+        f"**{memo.metric_hits} of {memo.metric_calls} calls** answered by the memo "
+        f"({fmt(100 * ratio(memo.metric_hits, memo.metric_calls))} %).",
+        f"The function's log over the same span: {memo.log_hits} of {memo.log_calls} calls "
+        f"memoised: {'the same' if memo.agrees else 'DIFFERENT from the metrics'}.",
+    ]
+
+
+def headline(run: Run) -> list[str]:
+    """The figures a reader wants first, one line each."""
+    xrs = sum(k.created for k in run.kinds)
+    ready = sum(len(k.ready_seconds) for k in run.kinds)
+    lines = [
+        f"{ready} of {xrs} XRs Ready in {fmt(run.bring_up_seconds, 0)} s; time to Ready p90 "
+        + ", ".join(f"{k.kind} {fmt(percentile(k.ready_seconds, 90), 0)} s" for k in run.kinds)
+        + "."
+    ]
+    if run.memo is not None:
+        lines.append(
+            "Idle window: "
+            + ", ".join(
+                f"{k.kind} {fmt(ratio(k.calls, k.reconciles), 2)} calls per reconcile"
+                for k in run.kinds
+            )
+            + f"; memo answered {fmt(100 * ratio(run.memo.metric_hits, run.memo.metric_calls))} "
+            f"% of calls; {sum(k.real_changes for k in run.kinds)} changes."
+        )
+    function = _function_cost(run)
+    plane = sum(c.cpu_seconds for c in run.costs if c.control_plane)
+    if function is not None:
+        lines.append(
+            f"Function: {fmt(per_xr_hour(function.cpu_seconds, xrs, run.window_seconds), 2)} CPU "
+            f"s per converged XR-hour, {fmt(100 * ratio(function.cpu_seconds, plane))} % of the "
+            f"control plane's CPU, {mib(function.rss_bytes)} MiB RSS."
+        )
+    in_window = "no idle window" if run.problems_in_window is None else run.problems_in_window
+    lines.append(
+        f"Problems in the idle window: {in_window}; {len(run.errors)} kinds listed under Errors "
+        "for the whole run (bring-up has its ordering races). Deletion: "
+        + (run.deletion or ["not done"])[0]
+    )
+    return lines
+
+
+def render(run: Run) -> str:
+    xrs = sum(k.created for k in run.kinds)
+    function = _function_cost(run)
+    function_memory = (
+        f"Function RSS at the window's end: **{mib(function.rss_bytes)} MiB** "
+        f"(peak {mib(function.peak_rss_bytes)} MiB) for {xrs} XRs."
+        if function is not None
+        else "Function RSS: not measured (no idle window)."
+    )
+    calls_header = [
+        "kind",
+        "reconciles",
+        "calls",
+        "calls / reconcile",
+        "engine's figure",
+        "XRs at the figure",
+        "memoised",
+        "changes",
+    ]
+    cost_header = [
+        "process",
+        "processes",
+        "CPU s in window",
+        "CPU s per XR-hour",
+        "share of control plane",
+        "RSS MiB (end)",
+        "peak RSS MiB",
+    ]
+    sections = [
+        "# Fleet on a real control plane",
+        "",
+        wrap(
+            f"Generated by `{run.command}` (`hack/fleet/`), {run.date}. How the figures are "
+            "measured, and what they are not, is in the notes at the end."
+        ),
+        "",
+        _bullets(
+            [
+                f"Fleet: **N = {run.size}** CoreWeaveClusters and N CivoClusters ({xrs} XRs), "
+                f"{run.civo_autoscaled} of the CivoClusters with the example's autoscaled pool "
+                "(a cluster-autoscaler Release that provider-helm installs in that cluster).",
+                "Machine: " + ", ".join(f"{k} {v}" for k, v in run.machine.items()),
+                "Versions: " + ", ".join(f"{k} {v}" for k, v in run.versions.items()),
+                f"Idle window: {run.window_seconds:.0f} s",
+                f"Work folder (logs, watch-events.tsv; removed after a run that succeeds, "
+                f"unless FLEET_KEEP=1): `{run.work_dir}`",
+            ],
+            "",
+        ),
+        "",
+        "## Headline",
+        "",
+        _bullets(headline(run), ""),
+        "",
+        "## Wall time",
+        "",
+        table(
+            ["phase", "seconds"],
+            [[name, fmt(seconds)] for name, seconds in run.phases]
+            + [["total, from the start to this report", fmt(run.elapsed_seconds)]],
+        ),
+        "",
+        "## Time to Ready (creation to Ready=True, per XR)",
+        "",
+        table(
+            ["kind", "Ready / created", "p50 s", "p90 s", "max s"],
+            [ready_row(k) for k in run.kinds],
+        ),
+        "",
+        "## What bring-up cost",
+        "",
+        table(
+            ["process", "processes", "CPU s", "CPU s per XR", "cores busy", "peak RSS MiB"],
+            bring_up_rows(run.bring_up_costs, xrs, run.bring_up_seconds),
+        ),
+        "",
+        wrap(bring_up_shares(run.bring_up_costs)),
+        "",
+        wrap(
+            f"From the first XR sent to the whole fleet Ready ({fmt(run.bring_up_seconds, 0)} s). "
+            f"Memory in use on the machine peaked at {run.peak_memory_used_bytes / 1024**3:.1f} "
+            f"GiB of {run.memory_total_bytes / 1024**3:.1f} GiB; the 1-minute load average at "
+            f"{fmt(run.peak_load, 1)}, on {run.machine.get('cores', '?')} cores."
+        ),
+        "",
+        "## Idle window: calls per converged reconcile",
+        "",
+        table(calls_header, [calls_row(k) for k in run.kinds]),
+        "",
+        wrap(
+            "Reconciles are Crossplane's `Reconciling` lines for each fleet XR that began in the "
+            "window; calls are the function's log lines for that XR from each reconcile's start "
+            "to the next (tests/e2e/harness/calls.py). *Changes* are watch events on an XR or "
+            "anything it composed that changed more than the Responsive condition: a converged "
+            "fleet has none."
+        ),
+        "",
+        wrap(
+            "XRs not at the figure, with their calls per reconcile (reconciles Crossplane logged "
+            "in one second are counted together, and a call made in the second after its "
+            "reconcile began is counted with the next one):"
+        ),
+        "",
+        _bullets(run.off_figure, "none"),
+        "",
+        "## Memo hit ratio in the idle window",
+        "",
+        _bullets(_memo_lines(run.memo), ""),
+        "",
+        "## Circuit breaker",
+        "",
+        _bullets(
+            [
+                f"{k.kind}: {k.breaker_opened} of {k.created} XRs reported Responsive=False "
+                f"(WatchCircuitOpen) during bring-up; {k.breaker_events} breaker-only events "
+                "in the window"
+                for k in run.kinds
+            ],
+            "no XR kinds",
+        ),
+        "",
+        "Crossplane core's own counters (its metrics endpoint), summed over controllers:",
+        "",
+        table(
+            ["series", "bring-up (creation to the window)", "idle window"],
+            [
+                [name, f"{before:g}", f"{window:g}"]
+                for name, before, window in run.crossplane_metrics
+            ],
+        ),
+        "",
+        "## Errors",
+        "",
+        _bullets(run.errors, "none seen"),
+        "",
+        "## CPU per converged XR-hour, and memory",
+        "",
+        table(cost_header, cost_rows(run.costs, xrs, run.window_seconds)),
+        "",
+        _bullets(per_process(run.costs, run.window_seconds), "every row is one process"),
+        "",
+        wrap(function_memory),
+        "",
+        "## Deletion",
+        "",
+        _bullets(run.deletion, "not attempted"),
+        "",
+        "## How to read these figures when sizing a control plane",
+        "",
+        sizing(run),
+        "",
+        "## Notes: how it is measured, and what the harness adds",
+        "",
+        _bullets(run.notes, "none"),
+        "",
+    ]
+    return "\n".join(sections)

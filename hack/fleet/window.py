@@ -1,0 +1,354 @@
+"""The idle window: what every process, the function's metrics and Crossplane's metrics say at
+its start and end, and what the logs say about each fleet XR's reconciles inside it."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import time
+import urllib.request
+from collections import defaultdict
+from pathlib import Path
+
+import psutil
+from prometheus_client.parser import text_string_to_metric_families
+
+from hack.fleet.fakecloud import CountingKube
+from hack.fleet.report import Cost, KindFigures, Memo
+from hack.fleet.xrs import Member
+from tests.e2e.harness.calls import Call, read_calls, read_reconciles, reconciles_of
+from tests.e2e.harness.operability import Counted, counted, counts_match_log, logged, scrape
+from tests.e2e.harness.runtime import FUNCTION_PROCESS
+from tests.e2e.harness.suite import Suite
+from tests.e2e.harness.usage import Usage, snapshot
+from tests.e2e.harness.usage import usage as process_usage
+from tests.e2e.harness.watchlog import Change, WatchLog, explain
+
+# Crossplane logs this message as each reconcile begins (tests/e2e/harness/calls.py); the
+# reconciles are read from a copy of the log holding only these lines, once per XR.
+RECONCILING = "\tReconciling\t"
+# Process names of ProcessGroup, grouped as a user would see them: the role, the names (a
+# trailing "*" matches a prefix), and whether it is part of the control plane a user runs.
+ROLES: tuple[tuple[str, str, bool], ...] = (
+    ("function", FUNCTION_PROCESS, True),
+    ("Crossplane", "crossplane", True),
+    ("provider-kubernetes", "provider-kubernetes", True),
+    ("provider-helm", "provider-helm", True),
+    ("kube-apiserver", "kube-apiserver", True),
+    ("etcd", "etcd", True),
+    ("kube-controller-manager (GC, namespaces)", "kube-controller-manager", True),
+    # The package registry a user's control plane pulls from is not on it.
+    ("registry (package pulls)", "registry", False),
+    # The fake Civo clusters' own API servers: the workload clusters, not the control plane.
+    ("kube-apiserver of each fake Civo cluster", "civo-cluster-*", False),
+)
+HARNESS_ROLE = "harness: fake providers, watch log (this Python process)"
+# Crossplane core's series worth a line, and the labels each is broken down by.
+CROSSPLANE_SERIES: dict[str, tuple[str, ...]] = {
+    "circuit_breaker_opens_total": (),
+    "circuit_breaker_closes_total": (),
+    "circuit_breaker_events_total": ("result",),
+    "function_run_function_request_total": (),
+    "function_run_function_response_total": ("grpc_code", "result_severity"),
+}
+# controller-runtime's counters, for Crossplane's composite controllers only: reconciles by
+# result (a cross-check of the `Reconciling` lines counted from its log) and errors.
+RECONCILES = "controller_runtime_reconcile_total"
+RECONCILE_ERRORS = "controller_runtime_reconcile_errors_total"
+COMPOSITE_CONTROLLER_PREFIX = "composite/"
+
+
+@dataclasses.dataclass(frozen=True)
+class Usages:
+    """What every process has used so far, and the instant that was read at."""
+
+    at: float  # monotonic
+    utc: datetime.datetime
+    usage: dict[str, Usage]
+    # This process: the fake providers' loop and the watch log run in its threads.
+    harness: Usage
+
+
+def usages_now(log_dir: Path) -> Usages:
+    usage = snapshot(log_dir)
+    at, utc = time.monotonic(), datetime.datetime.now(datetime.UTC)
+    harness = process_usage(HARNESS_ROLE, psutil.Process())
+    if harness is None:  # psutil could not read this very process
+        raise RuntimeError("cannot read this process's own CPU time and memory")
+    return Usages(at, utc, usage, harness)
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """Everything read at one edge of the window."""
+
+    usages: Usages
+    # The function's metrics, checked against its log (None when they disagreed: see errors).
+    function: Counted | None
+    function_metrics: Counted
+    function_logged: Counted
+    function_text: str
+    crossplane_text: str
+    fake_cloud_requests: int
+
+
+def crossplane_metrics_port(usage: dict[str, Usage]) -> int:
+    """The port Crossplane serves metrics on: its --metrics-port flag, from its command line."""
+    argv = psutil.Process(usage["crossplane"].pid).cmdline()
+    for arg in argv:
+        if arg.startswith("--metrics-port="):
+            return int(arg.split("=", 1)[1])
+    raise RuntimeError(f"crossplane runs without --metrics-port: {argv}")
+
+
+def scrape_crossplane(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
+        text: str = reply.read().decode()
+        return text
+
+
+def take(suite: Suite, errors: list[str]) -> Sample:
+    """Reads every process's usage, the function's metrics (as its log counts them) and
+    Crossplane's metrics, now."""
+    runtime = suite.runtime
+    log_dir = suite.plane.processes.log_dir
+    ports = runtime.side_ports[FUNCTION_PROCESS]
+    function_log = log_dir / f"{FUNCTION_PROCESS}.log"
+    checked: Counted | None
+    try:
+        checked = counts_match_log(ports, function_log)
+    except AssertionError as error:
+        errors.append(f"function metrics and log disagree: {error}")
+        checked = None
+    function_text = scrape(ports)
+    usages = usages_now(log_dir)
+    cloud = suite.cloud.api
+    return Sample(
+        usages=usages,
+        function=checked,
+        function_metrics=checked or counted(function_text),
+        function_logged=checked or logged(function_log),
+        function_text=function_text,
+        crossplane_text=scrape_crossplane(crossplane_metrics_port(usages.usage)),
+        fake_cloud_requests=cloud.requests if isinstance(cloud, CountingKube) else 0,
+    )
+
+
+def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> float:
+    """The sum of a metric's samples in a scrape, over those matching every given label."""
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name != name:
+                continue
+            if all(sample.labels.get(k) == v for k, v in (labels or {}).items()):
+                total += sample.value
+    return total
+
+
+def crossplane_breakdown(text: str) -> dict[str, float]:
+    """Crossplane core's counters CROSSPLANE_SERIES names, summed over controllers, one key per
+    series and breakdown labels. A series without breakdown is there even at zero: Crossplane
+    exports no sample of a counter nothing has incremented yet."""
+    found: dict[str, float] = defaultdict(float)
+    for name, by in CROSSPLANE_SERIES.items():
+        if not by:
+            found[name] = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in CROSSPLANE_SERIES:
+                by = CROSSPLANE_SERIES[sample.name]
+                labels = ",".join(f'{k}="{sample.labels.get(k, "")}"' for k in by)
+                found[f"{sample.name}{{{labels}}}" if by else sample.name] += sample.value
+            elif sample.name == RECONCILE_ERRORS and sample.labels.get("controller", "").startswith(
+                COMPOSITE_CONTROLLER_PREFIX
+            ):
+                found[f"{RECONCILE_ERRORS}{{controller=composite/*}}"] += sample.value
+    return dict(found)
+
+
+def crossplane_rows(created: str, start: str, end: str) -> list[tuple[str, float, float]]:
+    """(series, during bring-up, during the window) from three scrapes of Crossplane."""
+    at_create, at_start, at_end = (crossplane_breakdown(t) for t in (created, start, end))
+    names = sorted(at_create.keys() | at_start.keys() | at_end.keys())
+    return [
+        (
+            name,
+            at_start.get(name, 0.0) - at_create.get(name, 0.0),
+            at_end.get(name, 0.0) - at_start.get(name, 0.0),
+        )
+        for name in names
+    ]
+
+
+def _role_of(name: str) -> tuple[str, bool] | None:
+    for role, pattern, control_plane in ROLES:
+        if (pattern.endswith("*") and name.startswith(pattern[:-1])) or name == pattern:
+            return role, control_plane
+    return None
+
+
+def costs(start: Usages, end: Usages, errors: list[str] | None) -> list[Cost]:
+    """CPU each role used between two readings, and its memory at the second.
+
+    With `errors`, a process that is not the same one at both readings (it exited or was
+    restarted) is an error there, not a cost; without, one that started in between (a Civo
+    cluster's API server, during bring-up) counts from its start."""
+    cpu: dict[str, float] = defaultdict(float)
+    count: dict[str, int] = defaultdict(int)
+    rss: dict[str, int] = defaultdict(int)
+    peak: dict[str, int] = defaultdict(int)
+    plane: dict[str, bool] = {}
+    for name, used in end.usage.items():
+        found = _role_of(name)
+        if found is None:
+            continue
+        role, control_plane = found
+        before = start.usage.get(name)
+        if before is None or before.pid != used.pid:
+            if errors is not None:
+                errors.append(f"process {name} was not the same process at the window's start")
+                continue
+            before = dataclasses.replace(used, cpu_seconds=0.0)
+        cpu[role] += used.cpu_seconds - before.cpu_seconds
+        count[role] += 1
+        rss[role] += used.rss_bytes
+        peak[role] += used.peak_rss_bytes
+        plane[role] = control_plane
+    if errors is not None:
+        for name in start.usage.keys() - end.usage.keys():
+            errors.append(f"process {name} exited during the idle window")
+    found_costs = [
+        Cost(role, count[role], cpu[role], rss[role], peak[role], plane[role])
+        for role, _, _ in ROLES
+        if role in cpu
+    ]
+    harness = end.harness
+    found_costs.append(
+        Cost(
+            HARNESS_ROLE,
+            1,
+            harness.cpu_seconds - start.harness.cpu_seconds,
+            harness.rss_bytes,
+            harness.peak_rss_bytes,
+            control_plane=False,
+        )
+    )
+    return found_costs
+
+
+def memo(start: Sample, end: Sample) -> Memo:
+    return Memo(
+        metric_calls=end.function_metrics.calls - start.function_metrics.calls,
+        metric_hits=end.function_metrics.memo_hits - start.function_metrics.memo_hits,
+        log_calls=end.function_logged.calls - start.function_logged.calls,
+        log_hits=end.function_logged.memo_hits - start.function_logged.memo_hits,
+    )
+
+
+def _reconciling_lines(crossplane_log: Path, into: Path) -> Path:
+    """A copy of Crossplane's log with only its `Reconciling` lines: the per-XR reads below
+    then read kilobytes, not the whole --debug log once per XR."""
+    with crossplane_log.open(errors="replace") as source, into.open("w") as sink:
+        sink.writelines(line for line in source if RECONCILING in line)
+    return into
+
+
+@dataclasses.dataclass
+class _KindTotals:
+    created: int = 0
+    reconciles: int = 0
+    calls: int = 0
+    memoised: int = 0
+    as_expected: int = 0
+    without_reconcile: int = 0
+    real_changes: int = 0
+    breaker_events: int = 0
+    breaker_opened: int = 0
+
+
+def per_kind(
+    suite: Suite,
+    members: list[Member],
+    ready: dict[str, float],
+    start: Sample,
+    end: Sample,
+    changes_seen: list[str],
+    off_figure: list[str],
+) -> list[KindFigures]:
+    """Sums, per XR kind, of each fleet XR's reconciles, calls and watch events in the window;
+    each real change (a converged fleet has none) is described into `changes_seen`, each XR
+    whose reconciles did not all take the engine's figure into `off_figure`."""
+    plane, log = suite.plane, suite.log
+    calls: list[Call] = read_calls(suite.runtime.function_log)
+    reconciling = _reconciling_lines(
+        plane.crossplane_log, plane.processes.log_dir / "crossplane.reconciling.log"
+    )
+    totals: dict[str, _KindTotals] = defaultdict(_KindTotals)
+    expected: dict[str, int] = {}
+    for member in members:
+        kind = member.kind.kind
+        figure = suite.engine.calls_per_converged_reconcile(member.requires_resources)
+        expected[kind] = figure
+        total = totals[kind]
+        total.created += 1
+        found = reconciles_of(
+            calls,
+            read_reconciles(reconciling, member.kind, member.namespace, member.name),
+            member.described,
+            start.usages.utc,
+            end.usages.utc,
+        )
+        total.reconciles += found.reconciles
+        total.calls += found.calls
+        total.memoised += found.memoised
+        total.without_reconcile += found.reconciles == 0
+        at_figure = found.reconciles > 0 and found.every_reconcile_took(figure)
+        total.as_expected += at_figure
+        if not at_figure:
+            off_figure.append(f"{member.described}: {found}")
+        real, breaker = _window_changes(log, member, start.usages.at, end.usages.at)
+        total.real_changes += len(real)
+        total.breaker_events += len(breaker)
+        changes_seen += [
+            f"{c.type} {c.kind} {c.namespace}/{c.name} rv={c.resource_version} {c.conditions}"
+            for c in real
+        ]
+        total.breaker_opened += _breaker_opened(log, member, start.usages.at)
+    return [
+        KindFigures(
+            kind=kind,
+            created=total.created,
+            ready_seconds=tuple(
+                ready[m.name] for m in members if m.kind.kind == kind and m.name in ready
+            ),
+            expected_calls=expected[kind],
+            reconciles=total.reconciles,
+            calls=total.calls,
+            memoised=total.memoised,
+            as_expected=total.as_expected,
+            without_reconcile=total.without_reconcile,
+            real_changes=total.real_changes,
+            breaker_events=total.breaker_events,
+            breaker_opened=total.breaker_opened,
+        )
+        for kind, total in totals.items()
+    ]
+
+
+def _window_changes(
+    log: WatchLog, member: Member, start: float, end: float
+) -> tuple[list[Change], list[Change]]:
+    """(real changes, breaker-only events) of the XR and what it composed in the window."""
+    history = log.of(member.name, member.kind.kind)
+    return explain([c for c in history if start <= c.at <= end], history)
+
+
+def _breaker_opened(log: WatchLog, member: Member, before: float) -> bool:
+    return any(
+        c.kind == member.kind.kind
+        and c.name == member.name
+        and c.at < before
+        and any(cond[0] == "Responsive" and cond[1] == "False" for cond in c.conditions)
+        for c in log.of(member.name, member.kind.kind)
+    )

@@ -1,0 +1,85 @@
+"""The fleet: N CoreWeaveClusters and N CivoClusters made from the committed examples, each with
+names of its own."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import yaml
+
+from tests.e2e.harness import kinds
+from tests.e2e.harness.binaries import REPO
+from tests.e2e.harness.kube import Kind
+
+COREWEAVE_EXAMPLE = REPO / "example" / "coreweave" / "xr.yaml"
+CIVO_EXAMPLE = REPO / "example" / "civo" / "xr.yaml"
+# Short enough that every name derived from an XR (composed resources, the Helm release of the
+# cluster-autoscaler) stays within its limit, as the examples' names do.
+COREWEAVE_NAME = "fleet-east-{index:03d}"
+CIVO_NAME = "fleet-lon-{index:03d}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Member:
+    kind: Kind
+    composed_kinds: tuple[Kind, ...]
+    manifest: dict[str, Any]
+    # Whether its step asks for required resources when converged (engine.py's figure).
+    requires_resources: bool
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.manifest["metadata"]["namespace"])
+
+    @property
+    def described(self) -> str:
+        """How the function's log names the XR: kind/namespace/name."""
+        return f"{self.kind.kind}/{self.namespace}/{self.name}"
+
+
+def _example(path: Any) -> dict[str, Any]:
+    manifest: dict[str, Any] = yaml.safe_load(path.read_text())
+    return manifest
+
+
+def coreweave(index: int) -> Member:
+    """The CoreWeave example under its own name. Its pools get names of their own too: a CKS
+    NodePool is cluster-scoped and named as its pool, and every fake CKS cluster is the control
+    plane's own API server, so pools of the same name would be one NodePool."""
+    manifest = _example(COREWEAVE_EXAMPLE)
+    manifest["metadata"]["name"] = COREWEAVE_NAME.format(index=index)
+    for pool in manifest["spec"]["nodePools"]:
+        pool["name"] = f"{pool['name']}-{index:03d}"
+    return Member(kinds.COREWEAVE_CLUSTER_XR, kinds.COREWEAVE_COMPOSED, manifest, True)
+
+
+def civo(index: int, autoscaled: bool) -> Member:
+    """The Civo example under its own name; without `autoscaled`, its autoscaled pool is fixed
+    at its initial size, so the XR composes no cluster-autoscaler Release (nothing for
+    provider-helm to install in that cluster)."""
+    manifest = _example(CIVO_EXAMPLE)
+    manifest["metadata"]["name"] = CIVO_NAME.format(index=index)
+    if not autoscaled:
+        for pool in manifest["spec"]["nodePools"]:
+            pool.pop("minNodeCount", None)
+            pool.pop("maxNodeCount", None)
+    return Member(kinds.CIVO_CLUSTER_XR, kinds.CIVO_COMPOSED, manifest, False)
+
+
+def fleet(size: int, civo_autoscaled: int) -> list[Member]:
+    """`size` XRs of each kind, interleaved (so both kinds wait in the same queues), the first
+    `civo_autoscaled` CivoClusters with the example's autoscaled pool."""
+    members = []
+    for index in range(size):
+        members.append(coreweave(index))
+        members.append(civo(index, autoscaled=index < civo_autoscaled))
+    return members
+
+
+def autoscaled(member: Member) -> bool:
+    return any("maxNodeCount" in pool for pool in member.manifest["spec"]["nodePools"])
