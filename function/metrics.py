@@ -109,6 +109,16 @@ class Metrics:
         self.errors[key] = self.errors.get(key, 0) + 1
 
 
+def _counter(
+    name: str, documentation: str, labels: tuple[str, ...], counts: dict[tuple[str, str], int]
+) -> CounterMetricFamily:
+    """A counter family of counts, read as a copy (the serving thread may add a key)."""
+    family = CounterMetricFamily(name, documentation, labels=labels)
+    for values, value in dict(counts).items():
+        family.add_metric(values, value)
+    return family
+
+
 class _Series(Collector):
     """Metrics' counts as Prometheus series, built at each scrape."""
 
@@ -117,15 +127,13 @@ class _Series(Collector):
 
     def collect(self) -> Iterator[Metric]:
         counts = self.counts
-        calls = CounterMetricFamily(
+        yield _counter(
             "inference_clusters_calls",
             "RunFunction calls answered, by the XR's kind and the worst severity the answer "
             "carries (internal faults are fatal).",
-            labels=("kind", "result"),
+            ("kind", "result"),
+            counts.calls,
         )
-        for labels, value in dict(counts.calls).items():
-            calls.add_metric(labels, value)
-        yield calls
         seconds = HistogramMetricFamily(
             "inference_clusters_call_seconds",
             "Time each RunFunction call spent in the function, from the decoded request to the "
@@ -139,23 +147,19 @@ class _Series(Collector):
                 [kind], list(zip(_BOUNDS, cumulative, strict=True)), counts.seconds[kind]
             )
         yield seconds
-        memo = CounterMetricFamily(
+        yield _counter(
             "inference_clusters_memo_answers",
             "Calls a composition core took, by whether the XR's previous answer was reused "
             "(hit) or the core composed afresh (miss).",
-            labels=("kind", "outcome"),
+            ("kind", "outcome"),
+            counts.memo,
         )
-        for labels, value in dict(counts.memo).items():
-            memo.add_metric(labels, value)
-        yield memo
-        errors = CounterMetricFamily(
+        yield _counter(
             "inference_clusters_internal_errors",
             "Calls that failed inside the function (answered FATAL), by exception type.",
-            labels=("kind", "error_type"),
+            ("kind", "error_type"),
+            counts.errors,
         )
-        for labels, value in dict(counts.errors).items():
-            errors.add_metric(labels, value)
-        yield errors
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
