@@ -24,8 +24,10 @@ from hack.bench import measure, profiling, report, scenarios
 from hack.bench.scenarios import NOISY, SHAPES, Scenario, check_response, next_n
 from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper
 from hack.bench.servers import (
+    CONTROL,
     MEASURED,
     METERED,
+    SERIAL,
     Server,
     function_argv,
     metered_argv,
@@ -154,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
                 started[role] = Server(role, argv_for(port), port, tmp / f"{role}.log")
                 started[role].start()
             started[METERED], metrics_port = start_metered(tmp)
+            port = free_port()
+            started[CONTROL] = Server(CONTROL, function_argv(port), port, tmp / "control.log")
+            started[CONTROL].start()
             servers = [started[r] for r in MEASURED]
             # From the first measured call to the last, as Prometheus would scrape a pod.
             scraper = Scraper(started[METERED], metrics_port)
@@ -166,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"after {warmup} warm-up ...",
                         flush=True,
                     )
-                    stats = measure.serial(servers, sc, fleet, calls, warmup)
+                    stats = measure.serial([started[r] for r in SERIAL], sc, fleet, calls, warmup)
                     cells.append(report.Cell(sc, fleet, stats))
                 memory_by_fleet[fleet] = {r: started[r].memory() for r in MEASURED}
             for sc in built:

@@ -1,5 +1,5 @@
 """The servers a run starts: the function without metrics, the same function with metrics on
-(metered), and the two floors.
+(metered), a second function without metrics (the A/A control), and the two floors.
 
 Each is a subprocess on its own loopback port. The client sends and receives raw bytes over one
 persistent channel per server, so it does no protobuf work inside a timed call.
@@ -33,13 +33,19 @@ ROLES = ("function", "noop", "replay")
 METERED = "metered"
 # Every server the serial and concurrent phases call, in their round-robin.
 MEASURED = (*ROLES, METERED)
+# A second process of the function, metrics off: two identical functions differ by the bench's
+# noise alone, which is what a difference between metrics on and off must be judged against.
+CONTROL = "control"
+# The serial phase adds the control to the round-robin: the metrics goal is judged there.
+SERIAL = (*MEASURED, CONTROL)
 # The servers that run the function, whose answers are checked.
-FUNCTIONS = ("function", METERED)
+FUNCTIONS = ("function", METERED, CONTROL)
 LABELS = {
     "function": "function",
     "noop": "no-op floor",
     "replay": "replay floor",
     METERED: "function, metrics on",
+    CONTROL: "function again (A/A control)",
 }
 
 CLIENT_OPTIONS = [
