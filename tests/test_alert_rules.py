@@ -227,6 +227,20 @@ FIRST_KEY_ERROR_AT_MINUTE_20 = internal_errors(
     "KeyError", then(not_yet_exported(20), steady(1, 40))
 )
 
+# What the alerts several cases expect to fire say.
+KEY_ERROR_FIRES = (
+    Firing(
+        civo(error_type="KeyError", severity="critical"),
+        "CivoCluster: the function failed internally (KeyError)",
+    ),
+)
+TOO_FEW_REPLICAS_FIRES = (
+    Firing(
+        {"job": JOB, "severity": "warning"},
+        "fewer than 2 replicas of function-inference-clusters are serving metrics",
+    ),
+)
+
 FATAL = "InferenceClustersFatalAnswers"
 SLOW = "InferenceClustersSlowCalls"
 INTERNAL = "InferenceClustersInternalErrors"
@@ -308,24 +322,14 @@ CASES = [
         "a known error type occurs again",
         internal_errors("KeyError", then(steady(1, 20), steady(2, 20))),
         eval_minute=25,
-        firing=(
-            Firing(
-                civo(error_type="KeyError", severity="critical"),
-                "CivoCluster: the function failed internally (KeyError)",
-            ),
-        ),
+        firing=KEY_ERROR_FIRES,
     ),
     Case(
         INTERNAL,
         "first error of a new type, at the scrape that first shows it",
         FIRST_KEY_ERROR_AT_MINUTE_20,
         eval_minute=20,
-        firing=(
-            Firing(
-                civo(error_type="KeyError", severity="critical"),
-                "CivoCluster: the function failed internally (KeyError)",
-            ),
-        ),
+        firing=KEY_ERROR_FIRES,
     ),
     # increase() over a series that appeared at 1 sees no increase: only the `unless offset`
     # half can catch this one (test_increase_alone_misses_a_first_error proves it).
@@ -334,24 +338,14 @@ CASES = [
         "first error of a new type, a minute later",
         FIRST_KEY_ERROR_AT_MINUTE_20,
         eval_minute=21,
-        firing=(
-            Firing(
-                civo(error_type="KeyError", severity="critical"),
-                "CivoCluster: the function failed internally (KeyError)",
-            ),
-        ),
+        firing=KEY_ERROR_FIRES,
     ),
     Case(
         INTERNAL,
         "first error of a new type, 14 min later",
         FIRST_KEY_ERROR_AT_MINUTE_20,
         eval_minute=34,
-        firing=(
-            Firing(
-                civo(error_type="KeyError", severity="critical"),
-                "CivoCluster: the function failed internally (KeyError)",
-            ),
-        ),
+        firing=KEY_ERROR_FIRES,
     ),
     Case(
         INTERNAL,
@@ -369,12 +363,7 @@ CASES = [
             ),
         },
         eval_minute=22,
-        firing=(
-            Firing(
-                civo(error_type="KeyError", severity="critical"),
-                "CivoCluster: the function failed internally (KeyError)",
-            ),
-        ),
+        firing=KEY_ERROR_FIRES,
     ),
     Case(
         INTERNAL,
@@ -396,12 +385,7 @@ CASES = [
         "1 replica for 30 min",
         replica("function-a", steady(PROCESS_START, 40)),
         eval_minute=30,
-        firing=(
-            Firing(
-                {"job": JOB, "severity": "warning"},
-                "fewer than 2 replicas of function-inference-clusters are serving metrics",
-            ),
-        ),
+        firing=TOO_FEW_REPLICAS_FIRES,
         defect=REPLICA_ALERT_IDENTITY,
     ),
     Case(
@@ -421,12 +405,7 @@ CASES = [
             **replica("other-b", steady(PROCESS_START, 40), job="other"),
         },
         eval_minute=15,
-        firing=(
-            Firing(
-                {"job": JOB, "severity": "warning"},
-                "fewer than 2 replicas of function-inference-clusters are serving metrics",
-            ),
-        ),
+        firing=TOO_FEW_REPLICAS_FIRES,
     ),
     Case(
         REPLICAS,
@@ -436,12 +415,7 @@ CASES = [
             **replica("function-b", then(steady(PROCESS_START, 20), TARGET_GONE)),
         },
         eval_minute=32,
-        firing=(
-            Firing(
-                {"job": JOB, "severity": "warning"},
-                "fewer than 2 replicas of function-inference-clusters are serving metrics",
-            ),
-        ),
+        firing=TOO_FEW_REPLICAS_FIRES,
         defect=REPLICA_ALERT_IDENTITY,
     ),
     Case(
@@ -499,6 +473,24 @@ def static_annotations(alert: str) -> dict[str, str]:
     return annotations
 
 
+def promtool_tests(rule_file: Path, series: dict[str, str], **test: Any) -> dict[str, Any]:
+    """A promtool rule test file of one test over these series, scraped at the PodMonitor's
+    interval; test holds its name and what it evaluates."""
+    return {
+        "rule_files": [str(rule_file)],
+        "evaluation_interval": EVALUATION_INTERVAL,
+        "tests": [
+            {
+                **test,
+                "interval": f"{SCRAPE_SECONDS}s",
+                "input_series": [
+                    {"series": name, "values": values} for name, values in series.items()
+                ],
+            }
+        ],
+    }
+
+
 def unit_test_file(case: Case, rule_file: Path) -> dict[str, Any]:
     """promtool's rule unit test of one case: its series, one alert at one instant."""
     expected = [
@@ -508,26 +500,14 @@ def unit_test_file(case: Case, rule_file: Path) -> dict[str, Any]:
         }
         for firing in case.firing
     ]
-    return {
-        "rule_files": [str(rule_file)],
-        "evaluation_interval": EVALUATION_INTERVAL,
-        "tests": [
-            {
-                "name": case.situation,
-                "interval": f"{SCRAPE_SECONDS}s",
-                "input_series": [
-                    {"series": series, "values": values} for series, values in case.series.items()
-                ],
-                "alert_rule_test": [
-                    {
-                        "eval_time": f"{case.eval_minute}m",
-                        "alertname": case.alert,
-                        "exp_alerts": expected,
-                    }
-                ],
-            }
+    return promtool_tests(
+        rule_file,
+        case.series,
+        name=case.situation,
+        alert_rule_test=[
+            {"eval_time": f"{case.eval_minute}m", "alertname": case.alert, "exp_alerts": expected}
         ],
-    }
+    )
 
 
 def test_rules_are_valid(promtool_binary: Path, rule_file: Path) -> None:
@@ -569,22 +549,15 @@ def test_increase_alone_misses_a_first_error(
         f'inference_clusters_internal_errors_total{{job="{JOB}"}}[15m])) > 0'
     )
     assert increase_half in RULES[INTERNAL]["expr"]
-    ((series, values),) = FIRST_KEY_ERROR_AT_MINUTE_20.items()
     tests = tmp_path / "tests.yaml"
-    unit = {
-        "rule_files": [str(rule_file)],
-        "evaluation_interval": EVALUATION_INTERVAL,
-        "tests": [
-            {
-                "interval": f"{SCRAPE_SECONDS}s",
-                "input_series": [{"series": series, "values": values}],
-                "promql_expr_test": [
-                    {"expr": increase_half, "eval_time": f"{minute}m", "exp_samples": []}
-                    for minute in (20, 21, 34)
-                ],
-            }
+    unit = promtool_tests(
+        rule_file,
+        FIRST_KEY_ERROR_AT_MINUTE_20,
+        promql_expr_test=[
+            {"expr": increase_half, "eval_time": f"{minute}m", "exp_samples": []}
+            for minute in (20, 21, 34)
         ],
-    }
+    )
     tests.write_text(yaml.safe_dump(unit, sort_keys=False))
     result = run_promtool(promtool_binary, "test", "rules", str(tests))
     assert result.returncode == 0, explained(result)
