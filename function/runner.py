@@ -23,9 +23,7 @@ from function.civo.compose import compose as compose_civo
 from function.coreweave import api as coreweave_api
 from function.coreweave.compose import compose as compose_coreweave
 from function.input import DEFAULT_INPUT, StepInput, cached_input
-from function.metrics import Metrics
-from function.shared.cache import LRU, content_key
-from function.shared.memo import (
+from function.memo.memo import (
     MEMO_BYTES,
     Entry,
     Memo,
@@ -36,9 +34,11 @@ from function.shared.memo import (
     RecordingView,
     spec_digest,
 )
+from function.memo.replay import Sources, compile_reads
+from function.metrics import Metrics
+from function.shared.cache import LRU, content_key
 from function.shared.observed import Observed, Required, View, struct_to_python
 from function.shared.outcome import Composite, Outcome, Result, Severity
-from function.shared.replay import Sources, compile_reads
 from function.shared.validation import SpecProblems
 
 Core = Callable[[Composite, Observed, Required, StepInput], Outcome]

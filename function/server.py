@@ -1,6 +1,6 @@
 """The gRPC server: the SDK's runtime.serve, except that v1 answers leave as the bytes composed.
 
-A converged reconcile is answered from recorded bytes (function/shared/memo.py). Handing gRPC a
+A converged reconcile is answered from recorded bytes (function/memo/memo.py). Handing gRPC a
 RunFunctionResponse would mean parsing those bytes into a message only for gRPC to serialize it
 again, which costs more than the rest of such a reply. So the v1 RunFunction method is
 registered with a serializer that sends bytes as they are. Everything else is the SDK's: the

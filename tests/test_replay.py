@@ -15,9 +15,9 @@ from google.protobuf import struct_pb2 as structpb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from function.shared.memo import Recorder, RecordingView
+from function.memo.memo import Recorder, RecordingView
+from function.memo.replay import Sources, compile_reads
 from function.shared.observed import View
-from function.shared.replay import Sources, compile_reads
 
 NAMES = ["spec", "status", "conditions", "atProvider", "id", "manifest", "type", "status"]
 LONG = "k" * 80  # kept as a digest, not as text

@@ -23,9 +23,7 @@ from typing import Any
 
 from google.protobuf import struct_pb2 as structpb
 
-from function.shared.cache import LRU
-from function.shared.observed import Observed, View
-from function.shared.replay import (
+from function.memo.replay import (
     CONDITION,
     GET,
     HAS,
@@ -40,6 +38,8 @@ from function.shared.replay import (
     SubtreeDigest,
     is_subtree,
 )
+from function.shared.cache import LRU
+from function.shared.observed import Observed, View
 
 # The memo holds one entry per XR and pass. Bounded by memory: an entry costs its packed response
 # (under 1 KiB for an 8-pool XR) plus the results its checks want (about 3.5 KiB counted). Under

@@ -1,0 +1,83 @@
+"""The package's folders say what each part is, and imports keep them honest: the clouds' rules
+know nothing of the servicer's machinery, and function/shared/ holds only what both clouds use."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "function"
+CLOUDS = ("civo", "coreweave")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """The function.* modules a file imports (a `from function.x import y` counts as x and, when y
+    is a module of it, x.y)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("function"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("function"):
+            module = node.module or ""
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return {name for name in found if name in MODULES}
+
+
+MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+IMPORTS = {name: imports(path) for name, path in MODULES.items()}
+
+
+def within(folder: str) -> list[str]:
+    return sorted(name for name in MODULES if name.startswith(f"function.{folder}."))
+
+
+def reached(start: str) -> set[str]:
+    """Every function.* module start imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for name in IMPORTS[todo.pop()] - seen:
+            seen.add(name)
+            todo.append(name)
+    return seen
+
+
+def servicer_machinery() -> set[str]:
+    return {
+        "function.runner",
+        "function.server",
+        "function.main",
+        "function.metrics",
+        "function.health",
+        "function.addresses",
+        *within("memo"),
+        "function.memo",
+    }
+
+
+@pytest.mark.parametrize("module", [*within("shared"), *within("civo"), *within("coreweave")])
+def test_the_rules_never_reach_the_servicer_machinery(module: str) -> None:
+    assert reached(module) & servicer_machinery() == set()
+
+
+@pytest.mark.parametrize("module", [m for m in within("shared") if not m.endswith(".__init__")])
+def test_shared_holds_only_what_both_clouds_use(module: str) -> None:
+    users = {
+        cloud
+        for cloud in CLOUDS
+        if any(module in reached(m) or module in IMPORTS[m] for m in within(cloud))
+    }
+    assert users == set(CLOUDS), f"{module} is used by {sorted(users) or 'neither cloud'}"
+
+
+def test_each_cloud_keeps_to_its_own_folder() -> None:
+    for cloud, other in (CLOUDS, CLOUDS[::-1]):
+        leaks = {m: reached(m) & set(within(other)) for m in within(cloud)}
+        assert {m: found for m, found in leaks.items() if found} == {}, f"{cloud} imports {other}"
