@@ -45,13 +45,13 @@ helm:
 promtool:
 	-bash hack/controlplane/build-promtool.sh
 
-## render: regenerate example/<cloud>/rendered/<stage>.yaml with the real crank render
+## render: regenerate tests/stages/<set>/rendered/<stage>.yaml with the real crank render
 render: $(STAMP) crank
-	$(BIN)/python hack/render.py --write
+	$(BIN)/python -m hack.render --write
 
-## render-check: re-render every example stage, fail on any difference, validate offline
+## render-check: re-render every example stage, fail on any difference, validate them and examples/ offline
 render-check: $(STAMP) crank
-	$(BIN)/python hack/render.py --check
+	$(BIN)/python -m hack.render --check
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .xpcache

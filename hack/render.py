@@ -1,9 +1,10 @@
 """Render every example stage with the real Crossplane CLI and validate it offline.
 
-  --write  regenerate example/<set>/rendered/<stage>.yaml for every example set
+  --write  regenerate tests/stages/<set>/rendered/<stage>.yaml for every example set
   --check  re-render, fail on any difference from the committed files, and pipe each stage
-           (plus the XRDs, Compositions and step-input CRD) through `crank beta validate`
-           against ../shared/crds and the project's own XRDs.
+           (plus the XRDs, Compositions, step-input CRD and every manifest in examples/) through
+           `crank beta validate` against ../shared/crds, Crossplane's own CRDs and the
+           project's XRDs.
 
 It starts the function itself (the `function` script, plaintext on a free loopback port) and
 stops it afterwards. Without crank (needs Go) or ../shared/crds it says so and skips.
@@ -24,16 +25,15 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from hack.example_sets import STAGES, ExampleSet, example_sets
+
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "example"
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
 # Composition of each composite kind, relative to a checkout's root.
 COMPOSITIONS = {
     "CoreWeaveCluster": Path("apis") / "coreweaveclusters" / "composition.yaml",
     "CivoCluster": Path("apis") / "civoclusters" / "composition.yaml",
 }
-# Stages in lifecycle order; each has example/<set>/observed/<stage>.yaml.
-STAGES = ("new", "cluster-ready", "converged", "ready-flap")
 # beta validate always adds the Crossplane image as a dependency; an existing cache directory
 # for it stops the download (this machine has no registry access).
 CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane:v2.2.4"
@@ -91,21 +91,9 @@ def has_documents(path: Path) -> bool:
     return any(line and not line.startswith("#") for line in path.read_text().splitlines())
 
 
-def example_sets(root: Path = ROOT) -> list[str]:
-    """Every example/<set>/ with an xr.yaml: the team examples and the API reference's."""
-    return sorted(p.name for p in (root / "example").iterdir() if (p / "xr.yaml").is_file())
-
-
-def composition(folder: Path, root: Path = ROOT) -> Path:
-    for line in (folder / "xr.yaml").read_text().splitlines():
-        if line.startswith("kind:"):
-            return root / COMPOSITIONS[line.split(":", 1)[1].strip()]
-    raise SystemExit(f"{folder / 'xr.yaml'}: no kind")
-
-
 def render(
     crank: str,
-    cloud: str,
+    example: ExampleSet,
     stage: str,
     port: int,
     tmp: Path,
@@ -114,41 +102,64 @@ def render(
     root: Path = ROOT,
 ) -> str:
     """One stage of one example set through crank and the function on `port`; `root` is the
-    checkout whose example/ and apis/ are rendered (another release's, for the release tests)."""
-    folder = root / "example" / cloud
-    functions = tmp / f"{cloud}-functions.yaml"
+    checkout whose apis/ render it (another release's, for the release tests)."""
+    functions = tmp / f"{example.name}-functions.yaml"
     functions.write_text(
-        (folder / "functions.yaml").read_text().replace("localhost:9443", f"127.0.0.1:{port}")
+        example.functions.read_text().replace("localhost:9443", f"127.0.0.1:{port}")
     )
     command = [
         crank,
         "render",
-        str(folder / "xr.yaml"),
-        str(composition(folder, root)),
+        str(example.xr),
+        str(root / COMPOSITIONS[example.kind()]),
         str(functions),
         "--include-full-xr",
         "--timeout=30s",
     ]
-    if (folder / "required").is_dir():
-        command.append(f"--required-resources={folder / 'required'}")
-    observed = folder / "observed" / f"{stage}.yaml"
+    if example.required is not None:
+        command.append(f"--required-resources={example.required}")
+    observed = example.observed(stage)
     if has_documents(observed):
         command.append(f"--observed-resources={observed}")
     if results:
         command.append("--include-function-results")
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
     if done.returncode != 0:
-        raise SystemExit(f"crank render {cloud}/{stage} failed:\n{done.stderr}")
+        raise SystemExit(f"crank render {example.name}/{stage} failed:\n{done.stderr}")
     return done.stdout
+
+
+def crossplane_crds() -> Path | None:
+    """Crossplane's own CRDs (DeploymentRuntimeConfig, Provider, ...), from the module crank is
+    built from (hack/install-crank.sh leaves it in the Go module cache)."""
+    versions = (ROOT / "hack" / "controlplane" / "versions.env").read_text()
+    version = next(
+        line.split("=", 1)[1].strip()
+        for line in versions.splitlines()
+        if line.startswith("CRANK_VERSION=")
+    )
+    cache = subprocess.run(
+        ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    crds = (
+        Path(cache)
+        / "github.com"
+        / "crossplane"
+        / "crossplane"
+        / f"v2@{version}"
+        / "cluster"
+        / "crds"
+    )
+    return crds if cache and crds.is_dir() else None
 
 
 def validate(crank: str, documents: list[Path], tmp: Path) -> list[str]:
     """Run beta validate on the files; return the problems it reports."""
     cache = tmp / "xpcache"
     (cache / CROSSPLANE_IMAGE.replace(":", "@")).mkdir(parents=True, exist_ok=True)
-    extensions = [
-        SHARED_CRDS / d for d in ("coreweave", "civo", "helm", "kubernetes", "crossplane")
-    ]
+    extensions = [SHARED_CRDS / d for d in ("coreweave", "civo", "helm", "kubernetes")]
+    # Crossplane's CRDs from its module when crank's build left it, else the few in ../shared.
+    extensions.append(crossplane_crds() or SHARED_CRDS / "crossplane")
     extensions += sorted((ROOT / "apis").glob("*/definition.yaml"))
     extensions.append(ROOT / "package" / "input")
     done = subprocess.run(
@@ -201,12 +212,12 @@ def main() -> int:
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp_name, function_server() as port:
         tmp = Path(tmp_name)
-        for cloud in example_sets():
-            rendered_dir = EXAMPLES / cloud / "rendered"
-            rendered_dir.mkdir(exist_ok=True)
+        for example in example_sets():
+            cloud = example.name
             for stage in STAGES:
-                output = render(crank, cloud, stage, port, tmp, results=True)
-                target = rendered_dir / f"{stage}.yaml"
+                output = render(crank, example, stage, port, tmp, results=True)
+                target = example.rendered(stage)
+                target.parent.mkdir(parents=True, exist_ok=True)
                 if args.write:
                     target.write_text(output)
                     print(f"wrote {target.relative_to(ROOT)}")
@@ -229,9 +240,9 @@ def main() -> int:
                     print(f"{cloud}/{stage}: rendered output {verdict}")
                     continue
                 plain = tmp / f"{cloud}-{stage}.yaml"
-                plain.write_text(render(crank, cloud, stage, port, tmp, results=False))
+                plain.write_text(render(crank, example, stage, port, tmp, results=False))
                 # The observed stage is validated too: fixtures must look like real objects.
-                observed = EXAMPLES / cloud / "observed" / f"{stage}.yaml"
+                observed = example.observed(stage)
                 problems = validate(
                     crank, [plain, *([observed] if has_documents(observed) else [])], tmp
                 )
@@ -244,6 +255,11 @@ def main() -> int:
             problems = validate(crank, packaged, tmp)
             failures += [f"apis and input CRD: {p}" for p in problems]
             print(f"apis and package/input: validate: {len(problems)} problems")
+            # What a user applies: every manifest crank packs into the package as its examples.
+            manifests = sorted((ROOT / "examples").rglob("*.yaml"))
+            problems = validate(crank, manifests, tmp)
+            failures += [f"examples/: {p}" for p in problems]
+            print(f"examples/ ({len(manifests)} files): validate: {len(problems)} problems")
     for failure in failures:
         print(f"FAIL {failure}", file=sys.stderr)
     return 1 if failures else 0

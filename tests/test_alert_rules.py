@@ -29,7 +29,7 @@ from tests.e2e.harness.binaries import REPO, cache_root
 
 BUILD_SCRIPT = REPO / "hack" / "controlplane" / "build-promtool.sh"
 MONITORING = REPO / "deploy" / "monitoring.yaml"
-RUNTIME_CONFIG = REPO / "deploy" / "runtime-config.yaml"
+RUNTIME_CONFIG = REPO / "examples" / "function.yaml"
 # promtool answers in well under a second; a hang is a fault to report, not to wait out.
 PROMTOOL_TIMEOUT_SECONDS = 60
 # How often Prometheus evaluates the group: its default, which the PrometheusRule keeps.

@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
+from hack.example_sets import STAGES, example_set, example_sets
 from tests import autoscaler_expected as expect
 from tests.autoscaler_expected import CHART_IMAGE, CHARTS, chart_archive
-from tests.e2e.harness.binaries import REPO, helm
+from tests.e2e.harness.binaries import helm
 
 RELEASE_KIND = ("helm.m.crossplane.io/v1beta1", "Release")
 
@@ -33,10 +34,12 @@ def documents(path: Path) -> list[dict[str, Any]]:
 def stages_with_release() -> list[tuple[str, str, dict[str, Any]]]:
     """(example set, stage, Release) of every committed render that composes the Release."""
     found = []
-    for rendered in sorted(REPO.glob("example/*/rendered/*.yaml")):
-        for doc in documents(rendered):
-            if (doc.get("apiVersion"), doc.get("kind")) == RELEASE_KIND:
-                found.append((rendered.parent.parent.name, rendered.stem, doc))
+    for example in example_sets():
+        for stage in STAGES:
+            rendered = example.rendered(stage)
+            for doc in documents(rendered) if rendered.is_file() else []:
+                if (doc.get("apiVersion"), doc.get("kind")) == RELEASE_KIND:
+                    found.append((example.name, stage, doc))
     return found
 
 
@@ -52,8 +55,8 @@ def chart_or_skip(release: dict[str, Any]) -> Path:
 
 def expected_args(example: str, stage: str, archive: Path) -> list[str]:
     """The autoscaler's command line the chart must render for this stage."""
-    xr = yaml.safe_load((REPO / "example" / example / "xr.yaml").read_text())
-    observed = documents(REPO / "example" / example / "observed" / f"{stage}.yaml")
+    xr = yaml.safe_load(example_set(example).xr.read_text())
+    observed = documents(example_set(example).observed(stage))
     ids = {
         d["metadata"]["annotations"]["crossplane.io/composition-resource-name"]: d["status"][
             "atProvider"
@@ -69,9 +72,9 @@ def expected_image(example: str, stage: str) -> str:
     """The release for the cluster's minor: the version Civo reports, else the XR's
     spec.kubernetesVersion; with neither (a status that lost it in a Ready flap, and no version
     asked for), the image the observed Release runs: a flap must not redeploy the autoscaler."""
-    observed = documents(REPO / "example" / example / "observed" / f"{stage}.yaml")
+    observed = documents(example_set(example).observed(stage))
     cluster = next(d for d in observed if d["kind"] == "Cluster")
-    xr = yaml.safe_load((REPO / "example" / example / "xr.yaml").read_text())
+    xr = yaml.safe_load(example_set(example).xr.read_text())
     reported = cluster["status"]["atProvider"].get("kubernetesVersion")
     wanted = expect.image(reported or xr["spec"].get("kubernetesVersion"))
     if wanted is not None:

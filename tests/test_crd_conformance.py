@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from hack.example_sets import example_set
 from tests import coreweave_expected as expected
 from tests.crdcheck import CrdCatalog, shared_crds_dir
 from tests.support import (
@@ -135,5 +136,5 @@ def test_validator_would_catch_a_broken_cluster(catalog: CrdCatalog) -> None:
 
 @pytest.mark.parametrize("cloud", ["coreweave", "civo"])
 def test_example_xr_validates_against_the_xrd(catalog: CrdCatalog, cloud: str) -> None:
-    xr = yaml.safe_load((ROOT / "example" / cloud / "xr.yaml").read_text())
+    xr = yaml.safe_load(example_set(cloud).xr.read_text())
     assert catalog.validate(xr) == []

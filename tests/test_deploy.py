@@ -1,4 +1,5 @@
-"""deploy/runtime-config.yaml: the runtime Crossplane builds for the function, as documented."""
+"""examples/function.yaml: the Function and the runtime Crossplane builds for it, as documented;
+and deploy/monitoring.yaml, which scrapes and alerts on what that runtime serves."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ FUNCTION_LABEL = {"pkg.crossplane.io/function": "function-inference-clusters"}
 PROMQL_KEYWORDS = frozenset({"and", "or", "unless", "bool", "offset"})
 
 
-def documents(name: str = "runtime-config.yaml") -> dict[str, dict[str, Any]]:
-    text = (ROOT / "deploy" / name).read_text()
+def documents(path: str = "examples/function.yaml") -> dict[str, dict[str, Any]]:
+    text = (ROOT / path).read_text()
     return {doc["kind"]: doc for doc in yaml.safe_load_all(text)}
 
 
@@ -72,7 +73,7 @@ def test_runtime_container_sized_and_replicated() -> None:
 
 
 def test_the_pod_monitor_scrapes_the_metrics_port_of_the_functions_pods() -> None:
-    monitor = documents("monitoring.yaml")["PodMonitor"]["spec"]
+    monitor = documents("deploy/monitoring.yaml")["PodMonitor"]["spec"]
     container = documents()["DeploymentRuntimeConfig"]["spec"]["deploymentTemplate"]["spec"][
         "template"
     ]["spec"]["containers"][0]
@@ -131,7 +132,7 @@ def exported_by_the_function(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 def test_every_alert_reads_only_series_the_function_or_crossplane_exports(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    rules = documents("monitoring.yaml")["PrometheusRule"]["spec"]["groups"][0]["rules"]
+    rules = documents("deploy/monitoring.yaml")["PrometheusRule"]["spec"]["groups"][0]["rules"]
     assert [r["alert"] for r in rules] == [
         "InferenceClustersFatalAnswers",
         "InferenceClustersSlowCalls",

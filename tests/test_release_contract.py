@@ -115,9 +115,10 @@ def composed_identities(rendered: str) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def previous_checkout(commit: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The previous release's example/ and apis/, as committed there."""
+    """The previous release's tree as committed there: its example sets (in example/ up to 0.2.0,
+    in examples/ and tests/stages/ since) and its apis/."""
     root = tmp_path_factory.mktemp("previous-release")
-    export(commit, root, "example", "apis")
+    export(commit, root)
     return root
 
 
@@ -142,14 +143,12 @@ def test_this_version_composes_what_the_previous_release_did_under_the_same_name
         (example, stage)
         for example in render_script.example_sets(previous_checkout)
         for stage in render_script.STAGES
-        if (previous_checkout / "example" / example / "rendered" / f"{stage}.yaml").is_file()
+        if example.rendered(stage).is_file()
     ]
     assert len(stages) >= 8, f"the previous release has too few committed renders: {stages}"
     problems = []
     for example, stage in stages:
-        then = composed_identities(
-            (previous_checkout / "example" / example / "rendered" / f"{stage}.yaml").read_text()
-        )
+        then = composed_identities(example.rendered(stage).read_text())
         now = composed_identities(
             render_script.render(
                 crank,
@@ -163,7 +162,7 @@ def test_this_version_composes_what_the_previous_release_did_under_the_same_name
         )
         for key, was in then.items():
             if key not in now:
-                problems.append(f"{example}/{stage}: {key} is no longer composed")
+                problems.append(f"{example.name}/{stage}: {key} is no longer composed")
             elif now[key] != was:
-                problems.append(f"{example}/{stage}: {key} was {was}, is {now[key]}")
+                problems.append(f"{example.name}/{stage}: {key} was {was}, is {now[key]}")
     assert not problems, "\n".join(problems)

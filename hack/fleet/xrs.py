@@ -8,12 +8,12 @@ from typing import Any
 
 import yaml
 
+from hack.example_sets import example_set
 from tests.e2e.harness import kinds
-from tests.e2e.harness.binaries import REPO
 from tests.e2e.harness.kube import Kind
 
-COREWEAVE_EXAMPLE = REPO / "example" / "coreweave" / "xr.yaml"
-CIVO_EXAMPLE = REPO / "example" / "civo" / "xr.yaml"
+COREWEAVE_EXAMPLE = example_set("coreweave").xr
+CIVO_EXAMPLE = example_set("civo").xr
 # Short enough that every name derived from an XR (composed resources, the Helm release of the
 # cluster-autoscaler) stays within its limit, as the examples' names do.
 COREWEAVE_NAME = "fleet-east-{index:03d}"

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from hack.example_sets import example_set
+
 from .harness import kinds
-from .harness.binaries import REPO
 from .harness.kube import is_true, wait_for
 from .harness.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_ready
 from .harness.suite import Suite
@@ -41,7 +42,7 @@ def owners(pool: dict[str, Any], field: str) -> set[str]:
 def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
     api = suite.plane.api
     mode = "ssa" if server_side_apply else "csa"
-    xr: dict[str, Any] = yaml.safe_load((REPO / "example" / "coreweave" / "xr.yaml").read_text())
+    xr: dict[str, Any] = yaml.safe_load(example_set("coreweave").xr.read_text())
     name, namespace = f"autoscale-{mode}", xr["metadata"]["namespace"]
     pool_name = f"h100-{mode}"
     pool = {

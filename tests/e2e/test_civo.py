@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from hack.example_sets import example_set
+
 from .harness import kinds
-from .harness.binaries import REPO
 from .harness.kube import ApiError, wait_for
 from .harness.stages import (
     CONVERGE_SECONDS,
@@ -30,7 +31,7 @@ from .harness.suite import Suite
 from .harness.watchlog import format_churn
 from .harness.xr import EXTERNAL_NAME, composed, reason
 
-XR_FILE = REPO / "example" / "civo" / "xr.yaml"
+XR_FILE = example_set("civo").xr
 XR_KIND = kinds.CIVO_CLUSTER_XR
 COMPOSED = kinds.CIVO_COMPOSED
 CLOUD_KEYS = {

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 import yaml
 
+from hack.example_sets import example_set
+
 from .harness import kinds
-from .harness.binaries import REPO
 from .harness.controlplane import CROSSPLANE_NAMESPACE
 from .harness.kube import ApiError, condition, is_true, wait_for
 from .harness.scene import CREDENTIALS_SECRET
@@ -35,7 +36,7 @@ from .harness.suite import Suite
 from .harness.watchlog import format_churn
 from .harness.xr import composed, reason, secret_text
 
-XR_FILE = REPO / "example" / "coreweave" / "xr.yaml"
+XR_FILE = example_set("coreweave").xr
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 COMPOSED = kinds.COREWEAVE_COMPOSED
 # Keys composed whatever the pools (README, "What a CoreWeaveCluster composes").

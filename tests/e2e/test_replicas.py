@@ -1,7 +1,7 @@
 """Two function processes behind one endpoint share Crossplane's calls.
 
 Crossplane (v2.1 to v2.4) dials a function's endpoint with gRPC `round_robin` over every address
-its name resolves to, so replicas of the function (deploy/runtime-config.yaml) share the load. Here the
+its name resolves to, so replicas of the function (examples/function.yaml) share the load. Here the
 endpoint's name resolves to two processes; a CivoCluster created while they serve must be
 composed by both, and its calls split between them.
 """
@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import yaml
 
+from hack.example_sets import example_set
+
 from .harness import kinds
-from .harness.binaries import REPO
 from .harness.calls import read_calls
 from .harness.kube import wait_for
 from .harness.replicas import replicas
 from .harness.stages import CONVERGE_SECONDS
 from .harness.suite import Suite
 
-XR_FILE = REPO / "example" / "civo" / "xr.yaml"
+XR_FILE = example_set("civo").xr
 NAME = "replicas-check"
 # Enough calls on each process that round_robin, not chance, put them there. (Not an even
 # split: until both connections are ready, round_robin sends every call to the first.)

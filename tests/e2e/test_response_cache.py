@@ -19,8 +19,9 @@ from typing import Any
 
 import yaml
 
+from hack.example_sets import example_set
+
 from .harness import kinds
-from .harness.binaries import REPO
 from .harness.stages import delete_coreweave_xr, settle_and_measure_idle, wait_ready
 from .harness.suite import Suite
 
@@ -51,7 +52,7 @@ def cache_lookups(log_text: str, start: datetime.datetime, end: datetime.datetim
 
 def test_the_function_response_cache_changes_nothing_composed(suite: Suite) -> None:
     api, plane = suite.plane.api, suite.plane
-    xr: dict[str, Any] = yaml.safe_load((REPO / "example" / "coreweave" / "xr.yaml").read_text())
+    xr: dict[str, Any] = yaml.safe_load(example_set("coreweave").xr.read_text())
     namespace = xr["metadata"]["namespace"]
     xr["metadata"]["name"] = NAME
     # Its own in-cluster pool name: NodePools are cluster-scoped.

@@ -3,7 +3,7 @@
 tests/crdcheck.py re-implements the API server's validation offline, so that unit and property
 tests can check thousands of composed objects without a control plane. Here the real
 kube-apiserver, with the provider CRDs and the XRDs installed, dry-runs every object of
-example/<cloud>/rendered/<stage>.yaml (schema, CEL, defaults, and unknown fields under strict
+tests/stages/<set>/rendered/<stage>.yaml (schema, CEL, defaults, and unknown fields under strict
 field validation) and tests/crdcheck.py must agree with it on each one.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from hack.example_sets import STAGES, example_sets
 from tests.crdcheck import CrdCatalog
 
 from .harness import kinds
@@ -30,7 +31,7 @@ BY_TYPE: dict[tuple[str, str], Kind] = {
 
 def rendered_objects() -> list[tuple[str, dict[str, Any]]]:
     found = []
-    for path in sorted((REPO / "example").glob("*/rendered/*.yaml")):
+    for path in sorted(example.rendered(stage) for example in example_sets() for stage in STAGES):
         for doc in yaml.safe_load_all(path.read_text()):
             if doc and (doc.get("apiVersion"), doc.get("kind")) in BY_TYPE:
                 found.append((f"{path.relative_to(REPO)}: {doc['kind']}", doc))

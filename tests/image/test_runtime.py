@@ -37,7 +37,7 @@ def process_ids(pid: int) -> dict[str, list[int]]:
 
 
 def test_serves_mtls_as_uid_2000_with_crossplanes_certificates(image: Image, pki: PKI) -> None:
-    """And metrics and the health probe port beside it, set as deploy/runtime-config.yaml sets
+    """And metrics and the health probe port beside it, set as examples/function.yaml sets
     them."""
     ports = SidePorts.free()
     env = {"TLS_SERVER_CERTS_DIR": CERTS_MOUNT, **ports.env()}
@@ -98,9 +98,8 @@ def test_crank_render_through_the_image_reproduces_the_committed_renders(
         for example in render_script.example_sets():
             for stage in render_script.STAGES:
                 rendered = render_script.render(crank, example, stage, port, tmp_path, results=True)
-                committed = render_script.EXAMPLES / example / "rendered" / f"{stage}.yaml"
-                if rendered != committed.read_text():
-                    differing.append(f"{example}/{stage}")
+                if rendered != example.rendered(stage).read_text():
+                    differing.append(f"{example.name}/{stage}")
     assert differing == [], (
         f"renders through the image differ from the committed ones: {differing} (the image "
         "holds this checkout's function/: `make render` refreshes the renders after a change)"

@@ -1,6 +1,7 @@
-"""The Function package: the runtime image's layers untouched, plus exactly one layer holding
-package.yaml (the package/ metadata and the step-input CRD), marked by the io.crossplane.xpkg
-label, and nothing else; and the upstream build command works from the repository root."""
+"""The Function package: the runtime image's layers untouched, plus one layer holding
+package.yaml (the package/ metadata and the step-input CRD) and one holding examples/ as
+.up/examples.yaml, each marked by its io.crossplane.xpkg label, and nothing else; and the
+upstream build command works from the repository root."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ import yaml
 from tests.image.conftest import ROOT, read_docker_archive
 
 PACKAGE = ROOT / "package"
+EXAMPLES = ROOT / "examples"
+# What crank v2.2 labels each layer it adds with (internal/xpkg/name.go): the package's
+# metadata and CRDs, and the examples registries and marketplaces show.
+PACKAGE_LAYER, EXAMPLES_LAYER = "base", "upbound"
+EXAMPLES_FILE = ".up/examples.yaml"
 # Runtime settings the package must carry over from the image unchanged.
 RUNTIME_KEYS = ("Entrypoint", "User", "Env", "ExposedPorts", "WorkingDir")
 
@@ -46,11 +52,31 @@ def by_kind_and_name(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(objects, key=lambda o: (o["kind"], o["metadata"]["name"]))
 
 
-def check_package_layer(xpkg: Path, layer: str, config: dict[str, Any]) -> None:
-    compressed = member_bytes(xpkg, layer)
-    digest = hashlib.sha256(compressed).hexdigest()
-    assert config["config"]["Labels"] == {f"io.crossplane.xpkg:sha256:{digest}": "base"}
-    files = layer_files(compressed)
+def expected_examples() -> list[dict[str, Any]]:
+    files = sorted(EXAMPLES.rglob("*.yaml"))
+    return [doc for f in files for doc in yaml.safe_load_all(f.read_text()) if doc]
+
+
+def by_kind_namespace_and_name(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(
+        objects,
+        key=lambda o: (
+            o["apiVersion"],
+            o["kind"],
+            o["metadata"].get("namespace", ""),
+            o["metadata"]["name"],
+        ),
+    )
+
+
+def check_package_layers(xpkg: Path, layers: list[str], config: dict[str, Any]) -> None:
+    """The package layer and the examples layer, in that order, each labelled by its digest."""
+    package_layer, examples_layer = (member_bytes(xpkg, layer) for layer in layers)
+    assert config["config"]["Labels"] == {
+        f"io.crossplane.xpkg:sha256:{hashlib.sha256(package_layer).hexdigest()}": PACKAGE_LAYER,
+        f"io.crossplane.xpkg:sha256:{hashlib.sha256(examples_layer).hexdigest()}": EXAMPLES_LAYER,
+    }
+    files = layer_files(package_layer)
     assert list(files) == ["package.yaml"]
     # crank writes each object back from its Go type, which adds an empty CRD status.
     packaged = [
@@ -59,23 +85,30 @@ def check_package_layer(xpkg: Path, layer: str, config: dict[str, Any]) -> None:
         if d
     ]
     assert by_kind_and_name(packaged) == by_kind_and_name(expected_package_objects())
+    examples = layer_files(examples_layer)
+    assert list(examples) == [EXAMPLES_FILE]
+    # The examples as written, every file of examples/ (crank concatenates them).
+    shipped = [d for d in yaml.safe_load_all(examples[EXAMPLES_FILE]) if d]
+    assert by_kind_namespace_and_name(shipped) == by_kind_namespace_and_name(expected_examples())
 
 
-def test_xpkg_is_the_runtime_image_plus_one_package_layer(xpkg: Path, image_tar: Path) -> None:
+def test_xpkg_is_the_runtime_image_plus_the_package_and_examples_layers(
+    xpkg: Path, image_tar: Path
+) -> None:
     _, config, layers = read_docker_archive(xpkg)
     _, runtime, runtime_layers = read_docker_archive(image_tar)
-    assert len(layers) == len(runtime_layers) + 1
-    assert config["rootfs"]["diff_ids"][:-1] == runtime["rootfs"]["diff_ids"]
+    assert len(layers) == len(runtime_layers) + 2
+    assert config["rootfs"]["diff_ids"][:-2] == runtime["rootfs"]["diff_ids"]
     for package_layer, runtime_layer in zip(layers, runtime_layers, strict=False):
         assert member_bytes(xpkg, package_layer) == member_bytes(image_tar, runtime_layer)
     for key in RUNTIME_KEYS:
         assert config["config"].get(key) == runtime["config"].get(key), key
-    check_package_layer(xpkg, layers[-1], config)
+    check_package_layers(xpkg, layers[-2:], config)
 
 
 def test_upstream_build_command_works_from_the_repository_root(crank: str, tmp_path: Path) -> None:
-    """`crossplane xpkg build -f package` with crank's default --examples-root=./examples: the
-    render fixtures in example/ must not be picked up as package examples."""
+    """`crossplane xpkg build -f package` with crank's default --examples-root=./examples packs
+    examples/, and only that: the render stages in tests/stages/ are not examples."""
     output = tmp_path / "package.xpkg"
     done = subprocess.run(
         [crank, "xpkg", "build", "-f", "package", "-o", str(output)],
@@ -86,5 +119,5 @@ def test_upstream_build_command_works_from_the_repository_root(crank: str, tmp_p
     )
     assert done.returncode == 0, done.stderr
     _, config, layers = read_docker_archive(output)
-    assert len(layers) == 1
-    check_package_layer(output, layers[0], config)
+    assert len(layers) == 2
+    check_package_layers(output, layers, config)

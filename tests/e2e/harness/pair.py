@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from hack.example_sets import example_set
+
 from . import kinds
-from .binaries import REPO
 from .kube import Kind, Kube, condition, wait_for
 from .stages import (
     CONVERGE_SECONDS,
@@ -50,7 +51,7 @@ class Member:
 
 
 def _manifest(example: str, name: str, pools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    manifest: dict[str, Any] = yaml.safe_load((REPO / "example" / example / "xr.yaml").read_text())
+    manifest: dict[str, Any] = yaml.safe_load(example_set(example).xr.read_text())
     manifest["metadata"]["name"] = name
     if pools is not None:
         manifest["spec"]["nodePools"] = pools

@@ -117,28 +117,25 @@ def _build_package(release: Release, crank: Path) -> None:
     )
     if image.returncode != 0:
         raise RuntimeError(f"release {release.version}: make image failed:\n{image.stderr[-3000:]}")
-    with tempfile.TemporaryDirectory() as scratch:
-        examples = Path(scratch) / "no-examples"
-        examples.mkdir()
-        partial = release.package.with_suffix(".partial")
-        packed = subprocess.run(
-            [
-                str(crank),
-                "xpkg",
-                "build",
-                f"--package-root={release.source / 'package'}",
-                f"--embed-runtime-image-tarball={release.source / 'build' / 'image.tar'}",
-                f"--examples-root={examples}",
-                f"--package-file={partial}",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if packed.returncode != 0:
-            raise RuntimeError(
-                f"release {release.version}: crank xpkg build failed:\n{packed.stderr}"
-            )
-        partial.rename(release.package)
+    # The release's examples/, as its `make xpkg` packs them (a release before 0.3.0 has none,
+    # and crank then adds no examples layer).
+    partial = release.package.with_suffix(".partial")
+    packed = subprocess.run(
+        [
+            str(crank),
+            "xpkg",
+            "build",
+            f"--package-root={release.source / 'package'}",
+            f"--embed-runtime-image-tarball={release.source / 'build' / 'image.tar'}",
+            f"--examples-root={release.source / 'examples'}",
+            f"--package-file={partial}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if packed.returncode != 0:
+        raise RuntimeError(f"release {release.version}: crank xpkg build failed:\n{packed.stderr}")
+    partial.rename(release.package)
     # The image is in the package now; the release's build folder is not kept twice.
     shutil.rmtree(release.source / "build", ignore_errors=True)

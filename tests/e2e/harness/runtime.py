@@ -53,9 +53,9 @@ def build_package(plane: ControlPlane, repo: Path) -> Path:
     if built.exists():
         return built
     output = plane.work / f"{FUNCTION_NAME}.xpkg"
-    # An empty examples root: crank's default (./examples) would pack the render fixtures.
-    examples = plane.work / "no-examples"
-    examples.mkdir(exist_ok=True)
+    # With examples/ packed as a layer of its own, as `crossplane xpkg build` packs it for users
+    # (a release before 0.3.0 has no examples/ and gets no such layer).
+    examples = repo / "examples"
     result = plane.processes.run(
         "crank-xpkg-build",
         [
