@@ -7,8 +7,8 @@ A set is one example XR with what rendering it needs. What a user applies lives 
 in `tests/stages/<set>/`: `observed/<stage>.yaml`, `required/` (resources a provider writes,
 such as a Civo connection Secret) and the committed `rendered/<stage>.yaml`.
 
-Releases up to 0.2.0 kept all of a set in `example/<set>/`; the release tests render those
-checkouts too, so both layouts are read here.
+Release 0.1.0 kept all of a set in `example/<set>/`; the release tests render that
+checkout too, so both layouts are read here.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _current(root: Path, name: str) -> ExampleSet:
     )
 
 
-def _up_to_0_2(root: Path, name: str) -> ExampleSet:
+def _release_0_1(root: Path, name: str) -> ExampleSet:
     folder = root / "example" / name
     return ExampleSet(
         name=name,
@@ -81,7 +81,7 @@ def example_sets(root: Path = ROOT) -> list[ExampleSet]:
         names = sorted(p.parent.name for p in (root / "examples").glob("*/xr.yaml"))
         return [_current(root, name) for name in names]
     names = sorted(p.parent.name for p in (root / "example").glob("*/xr.yaml"))
-    return [_up_to_0_2(root, name) for name in names]
+    return [_release_0_1(root, name) for name in names]
 
 
 def example_set(name: str, root: Path = ROOT) -> ExampleSet:

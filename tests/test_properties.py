@@ -845,7 +845,7 @@ def check_agrees_with_xrd(kind: str, xr: dict[str, Any], rsp: fnv1.RunFunctionRe
         and isinstance(pools, list)
         and any(isinstance(p, dict) and p.get("name") == "modelplane-system" for p in pools)
     )
-    if reserved:  # a rule only the function has (README): the XRD accepts the name
+    if reserved:  # a rule only the function has (docs/api.md): the XRD accepts the name
         assert refused
         return
     assert refused == bool(problems), (

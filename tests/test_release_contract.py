@@ -115,7 +115,7 @@ def composed_identities(rendered: str) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def previous_checkout(commit: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The previous release's tree as committed there: its example sets (in example/ up to 0.2.0,
+    """The previous release's tree as committed there: its example sets (in example/ in 0.1.0,
     in examples/ and tests/stages/ since) and its apis/."""
     root = tmp_path_factory.mktemp("previous-release")
     export(commit, root)

@@ -47,7 +47,7 @@ CLOUD_NAME_LIMIT = 63
 AUTOSCALED_POLICIES = ["Observe", "Create", "Update", "Delete"]
 FIXED_POLICIES = ["*"]
 # No Delete: deleting the Release must never need the workload cluster, which may be gone
-# already; the release dies with the cluster. See README "Teardown".
+# already; the release dies with the cluster. See docs/composed.md, "Teardown".
 RELEASE_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
 AUTOSCALER_NAMESPACE = "kube-system"
 EXTERNAL_NAME = "crossplane.io/external-name"

@@ -68,7 +68,7 @@ NODEPOOL_READY_QUERY = (
 # targetNodes (and re-creates it if it is deleted outside Crossplane) and never updates it, so
 # its manager keeps owning targetNodes until the CKS autoscaler takes it: under server-side
 # apply nothing ever removes the field, under client-side apply nothing resets it. The second
-# never creates and updates everything but targetNodes. See README "Autoscaled CKS pools".
+# never creates and updates everything but targetNodes. See docs/design.md, "Autoscaled CKS pools".
 POOL_CREATOR_POLICIES = ["Observe", "Create", "Delete"]
 POOL_SETTINGS_POLICIES = ["Observe", "Update"]
 

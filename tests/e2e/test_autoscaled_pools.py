@@ -2,7 +2,7 @@
 settings follow the XR, with the real provider-kubernetes in server-side apply (its default)
 and in client-side apply mode, against a stand-in NodePool CRD that requires targetNodes.
 
-The pool is two Objects (README "Autoscaled CKS pools"): the creator `nodepool-<name>` that
+The pool is two Objects (docs/design.md, "Autoscaled CKS pools"): the creator `nodepool-<name>` that
 never updates the pool, and the settings Object `autoscaled-nodepool-<name>` without
 targetNodes. A fake CKS autoscaler changes targetNodes through an Update under its own field
 manager, before and after the provider re-applies the pool's settings.

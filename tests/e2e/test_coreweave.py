@@ -39,7 +39,7 @@ from .harness.xr import composed, reason, secret_text
 XR_FILE = example_set("coreweave").xr
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 COMPOSED = kinds.COREWEAVE_COMPOSED
-# Keys composed whatever the pools (README, "What a CoreWeaveCluster composes").
+# Keys composed whatever the pools (docs/composed.md).
 CLOUD_KEYS = {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
 ACCESS_KEYS = {
     "kubeconfig",

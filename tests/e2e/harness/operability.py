@@ -47,7 +47,7 @@ class SidePorts:
         return cls(free_port(), free_port())
 
     def env(self) -> dict[str, str]:
-        """As a DeploymentRuntimeConfig sets them: variables, which releases before 0.3.0
+        """As a DeploymentRuntimeConfig sets them: variables, which releases before 0.2.0
         ignore (they serve neither)."""
         return {
             "METRICS_ADDRESS": f"127.0.0.1:{self.metrics}",

@@ -117,7 +117,7 @@ def _build_package(release: Release, crank: Path) -> None:
     )
     if image.returncode != 0:
         raise RuntimeError(f"release {release.version}: make image failed:\n{image.stderr[-3000:]}")
-    # The release's examples/, as its `make xpkg` packs them (a release before 0.3.0 has none,
+    # The release's examples/, as its `make xpkg` packs them (release 0.1.0 has none,
     # and crank then adds no examples layer).
     partial = release.package.with_suffix(".partial")
     packed = subprocess.run(

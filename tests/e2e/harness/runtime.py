@@ -54,7 +54,7 @@ def build_package(plane: ControlPlane, repo: Path) -> Path:
         return built
     output = plane.work / f"{FUNCTION_NAME}.xpkg"
     # With examples/ packed as a layer of its own, as `crossplane xpkg build` packs it for users
-    # (a release before 0.3.0 has no examples/ and gets no such layer).
+    # (release 0.1.0 has no examples/ and gets no such layer).
     examples = repo / "examples"
     result = plane.processes.run(
         "crank-xpkg-build",

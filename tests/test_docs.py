@@ -1,0 +1,207 @@
+"""The docs hold together: every relative link resolves (file and heading), every condition the
+function can set is explained in docs/troubleshooting.md, and the README stays short."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+TROUBLESHOOTING = DOCS / "troubleshooting.md"
+PAGES = sorted(
+    [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "bench" / "README.md", *DOCS.glob("*.md")]
+)
+# "At most about 200 lines": what it is, install, a first XR of each kind, render, links.
+README_MAX_LINES = 200
+# [text](target): inline links; images too. Code spans and fences are left out before matching.
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+CLOUD_PACKAGES = {"CoreWeaveCluster": "function.coreweave", "CivoCluster": "function.civo"}
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def prose(text: str) -> list[str]:
+    """The page's lines outside fenced code, with inline code spans removed."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            lines.append(re.sub(r"`[^`]*`", "", line))
+    return lines
+
+
+def anchors(page: Path) -> set[str]:
+    found, fenced = set(), False
+    for line in page.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(r"#{1,6} ", line):
+            found.add(slug(line.lstrip("#")))
+    return found
+
+
+def relative_links(page: Path) -> list[str]:
+    return [
+        target
+        for line in prose(page.read_text())
+        for target in LINK.findall(line)
+        if not re.match(r"[a-z][a-z0-9+.-]*:", target)
+    ]
+
+
+def broken(page: Path, target: str) -> str | None:
+    path_part, _, anchor = target.partition("#")
+    destination = (page.parent / unquote(path_part)).resolve() if path_part else page
+    if not destination.exists():
+        return f"{target}: {destination.relative_to(ROOT)} does not exist"
+    if anchor and destination.suffix == ".md" and anchor not in anchors(destination):
+        return f"{target}: {destination.relative_to(ROOT)} has no heading #{anchor}"
+    return None
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_relative_link_resolves(page: Path) -> None:
+    problems = [p for t in relative_links(page) if (p := broken(page, t)) is not None]
+    assert problems == []
+
+
+def test_the_link_check_sees_links() -> None:
+    # Guards the check itself: a page whose links it failed to parse would pass vacuously.
+    readme = set(relative_links(ROOT / "README.md"))
+    assert {"docs/README.md", "docs/api.md", "docs/troubleshooting.md"} <= readme
+    assert broken(ROOT / "README.md", "docs/no-such-page.md") is not None
+    assert broken(DOCS / "api.md", "troubleshooting.md#no-such-heading") is not None
+
+
+def test_every_doc_page_is_listed_in_the_docs_index() -> None:
+    index = {t.partition("#")[0] for t in relative_links(DOCS / "README.md")}
+    assert {p.name for p in DOCS.glob("*.md")} - {"README.md"} <= index
+
+
+def test_readme_is_short() -> None:
+    assert len((ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
+
+
+# --- every condition the function can set, explained -------------------------------------------
+
+
+def _constant(module: str, node: ast.expr) -> str | None:
+    """A string literal, or a module constant it names (CONDITION_ACCESS, access.CONDITION_…)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        value = getattr(importlib.import_module(module), node.id, None)
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        owner = getattr(importlib.import_module(module), node.value.id, None)
+        value = getattr(owner, node.attr, None)
+    else:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _literals(node: ast.expr) -> list[str] | None:
+    """The strings an expression can be: a literal, or either branch of `a if c else b`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        body, orelse = _literals(node.body), _literals(node.orelse)
+        return body + orelse if body is not None and orelse is not None else None
+    return None
+
+
+def _reason_literals(trees: list[ast.Module]) -> list[str]:
+    """Every string the package binds to something called `reason`: a variable, a keyword
+    argument or a dataclass field default."""
+    found = []
+    for tree in trees:
+        for node in ast.walk(tree):
+            value: ast.expr | None = None
+            if (
+                (
+                    isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "reason" for t in node.targets)
+                )
+                or (
+                    isinstance(node, ast.AnnAssign)
+                    and isinstance(node.target, ast.Name)
+                    and node.target.id == "reason"
+                )
+                or (isinstance(node, ast.keyword) and node.arg == "reason")
+            ):
+                value = node.value
+            if value is not None:
+                found += _literals(value) or []
+    return found
+
+
+def conditions_in_code() -> set[tuple[str, str, str, str]]:
+    """(kind, type, status, reason) of every `out.condition(...)` call in the clouds' code. A
+    reason computed at run time counts as every string the cloud's package binds to `reason`."""
+    found = set()
+    for kind, package in CLOUD_PACKAGES.items():
+        folder = ROOT / Path(*package.split("."))
+        files = sorted(folder.glob("*.py"))
+        trees = [ast.parse(f.read_text(), str(f)) for f in files]
+        bound = _reason_literals(trees)
+        for path, tree in zip(files, trees, strict=True):
+            module = f"{package}.{path.stem}"
+            for node in ast.walk(tree):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "condition"
+                ):
+                    continue
+                type_node, ok_node, reason_node = node.args[:3]
+                type_ = _constant(module, type_node)
+                assert type_ is not None, f"{path}:{node.lineno}: condition type not a constant"
+                assert isinstance(ok_node, ast.Constant), f"{path}:{node.lineno}: status"
+                status = "True" if ok_node.value else "False"
+                reasons = _literals(reason_node)
+                if reasons is None:
+                    assert bound, f"{path}:{node.lineno}: a reason the test cannot trace"
+                    reasons = bound
+                found |= {(kind, type_, status, reason) for reason in reasons}
+    return found
+
+
+def documented_conditions() -> set[tuple[str, str, str, str]]:
+    rows = set()
+    for line in TROUBLESHOOTING.read_text().splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 6 and cells[0] in CLOUD_PACKAGES:
+            rows.add((cells[0], cells[1], cells[2], cells[3]))
+    return rows
+
+
+CONDITIONS = sorted(conditions_in_code())
+
+
+def test_the_code_scan_finds_the_conditions() -> None:
+    # Guards the scan itself: fewer found means a condition escaped it.
+    assert ("CoreWeaveCluster", "ClusterAccess", "False", "WaitingForEndpoint") in CONDITIONS
+    assert ("CivoCluster", "ClusterAccess", "False", "WaitingForConnectionSecret") in CONDITIONS
+    assert ("CivoCluster", "ClusterAccess", "False", "WaitingForKubeconfig") in CONDITIONS
+    assert len(CONDITIONS) >= 18
+
+
+@pytest.mark.parametrize("condition", CONDITIONS, ids=["/".join(c) for c in CONDITIONS])
+def test_every_condition_is_explained(condition: tuple[str, str, str, str]) -> None:
+    assert condition in documented_conditions(), (
+        f"{condition} is set by the function but has no row in {TROUBLESHOOTING.name}"
+    )
+
+
+def test_no_condition_is_explained_that_the_function_never_sets() -> None:
+    assert documented_conditions() - set(CONDITIONS) == set()
