@@ -91,22 +91,10 @@ def has_documents(path: Path) -> bool:
     return any(line and not line.startswith("#") for line in path.read_text().splitlines())
 
 
-def render(
-    crank: str,
-    example: ExampleSet,
-    stage: str,
-    port: int,
-    tmp: Path,
-    *,
-    results: bool,
-    root: Path = ROOT,
-) -> str:
-    """One stage of one example set through crank and the function on `port`; `root` is the
-    checkout whose apis/ render it (another release's, for the release tests)."""
-    functions = tmp / f"{example.name}-functions.yaml"
-    functions.write_text(
-        example.functions.read_text().replace("localhost:9443", f"127.0.0.1:{port}")
-    )
+def render_command(
+    crank: str, example: ExampleSet, stage: str, functions: Path, *, results: bool, root: Path
+) -> list[str]:
+    """The crank render command line of one stage (docs and the README show the same)."""
     command = [
         crank,
         "render",
@@ -123,6 +111,26 @@ def render(
         command.append(f"--observed-resources={observed}")
     if results:
         command.append("--include-function-results")
+    return command
+
+
+def render(
+    crank: str,
+    example: ExampleSet,
+    stage: str,
+    port: int,
+    tmp: Path,
+    *,
+    results: bool,
+    root: Path = ROOT,
+) -> str:
+    """One stage of one example set through crank and the function on `port`; `root` is the
+    checkout whose apis/ render it (another release's, for the release tests)."""
+    functions = tmp / f"{example.name}-functions.yaml"
+    functions.write_text(
+        example.functions.read_text().replace("localhost:9443", f"127.0.0.1:{port}")
+    )
+    command = render_command(crank, example, stage, functions, results=results, root=root)
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT)
     if done.returncode != 0:
         raise SystemExit(f"crank render {example.name}/{stage} failed:\n{done.stderr}")

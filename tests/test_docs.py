@@ -6,10 +6,14 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import shlex
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+
+from hack import render as render_script
+from hack.example_sets import example_set
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -91,6 +95,29 @@ def test_every_doc_page_is_listed_in_the_docs_index() -> None:
 
 def test_readme_is_short() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
+
+
+def readme_render_command() -> list[str]:
+    """The README's `crank render` command, as a shell would split it."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```sh\n(crank render .*?)\n```", text, re.DOTALL)
+    assert block, "the README shows no crank render command"
+    return shlex.split(block.group(1).replace("\\\n", " "))
+
+
+def test_the_readme_renders_what_render_check_renders() -> None:
+    """The README's command renders the converged CoreWeaveCluster with the same inputs as
+    `make render-check`, which compares the output with tests/stages/coreweave/rendered/; only
+    the Function file differs there, pointed at the function render-check starts itself."""
+    short = {"-x": "--include-full-xr", "-r": "--include-function-results"}
+    shown = [short.get(arg, arg) for arg in readme_render_command()]
+    example = example_set("coreweave")
+    checked = render_script.render_command(
+        "crank", example, "converged", example.functions, results=True, root=ROOT
+    )
+    relative = [arg.replace(f"{ROOT}/", "") for arg in checked if arg != "--timeout=30s"]
+    assert sorted(shown) == sorted(relative)
+    assert shown[:5] == relative[:5]  # crank render <xr> <composition> <functions>
 
 
 # --- every condition the function can set, explained -------------------------------------------
