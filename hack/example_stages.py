@@ -223,9 +223,17 @@ def civo(folder: ExampleSet) -> None:
     write(folder, "ready-flap", world.observed, "fault: the cluster lost Ready during an upgrade.")
 
 
+GENERATORS = {"CoreWeaveCluster": coreweave, "CivoCluster": civo}
+
+
+def generate(example: ExampleSet) -> None:
+    """Write the set's observed stages (and a Civo set's required/) under example.stages."""
+    GENERATORS[example.kind()](example)
+
+
 def main() -> None:
     for example in example_sets():
-        {"CoreWeaveCluster": coreweave, "CivoCluster": civo}[example.kind()](example)
+        generate(example)
         print(f"wrote {example.stages.relative_to(ROOT)}/observed")
 
 
