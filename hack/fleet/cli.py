@@ -296,7 +296,7 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
         ]
         run.errors += _observed_errors(suite, names, None)[0]
         return False
-    with fakecloud.slowed(args.idle_fake_cloud_interval):
+    with fakecloud.slowed(suite.cloud, args.idle_fake_cloud_interval):
         return idle(run, suite, members, took, args, scraped_at_creation)
 
 

@@ -17,15 +17,15 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from tests.e2e.harness import fakeprovider
 from tests.e2e.harness.controlplane import ControlPlane
+from tests.e2e.harness.fakeprovider import MANAGED_KINDS, FakeCloud
 from tests.e2e.harness.kube import Kube
 
 # While the fleet is idle: a converged resource needs nothing from its provider, and this keeps
 # the fake's requests a small part of the API server's work.
 IDLE_LOOP_SECONDS = 10.0
 # Each pass of the fake's loop begins by listing the first kind it manages.
-PASS_START = fakeprovider.MANAGED_KINDS[0].path()
+PASS_START = MANAGED_KINDS[0].path()
 
 
 class CountingKube(Kube):
@@ -67,13 +67,12 @@ class CountingKube(Kube):
 
 
 @contextlib.contextmanager
-def slowed(seconds: float = IDLE_LOOP_SECONDS) -> Iterator[None]:
+def slowed(cloud: FakeCloud, seconds: float = IDLE_LOOP_SECONDS) -> Iterator[None]:
     """The fake cloud's loop waits `seconds` between passes inside the block (from the end of
-    its current wait), 0.5 s again after it. The loop reads the module's interval before each
-    wait; fakeprovider.py offers no other knob."""
-    usual = fakeprovider.LOOP_INTERVAL_SECONDS
-    fakeprovider.LOOP_INTERVAL_SECONDS = seconds
+    its current wait), its usual interval again after it."""
+    usual = cloud.loop_interval_seconds
+    cloud.loop_interval_seconds = seconds
     try:
         yield
     finally:
-        fakeprovider.LOOP_INTERVAL_SECONDS = usual
+        cloud.loop_interval_seconds = usual

@@ -85,6 +85,8 @@ class FakeCloud:
         self.flapped: set[tuple[str, str]] = set()
         self.errors: list[str] = []
         self.status_writes = 0
+        # Seconds between passes, read before each wait: the fleet slows it while idle.
+        self.loop_interval_seconds = LOOP_INTERVAL_SECONDS
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="fake-cloud", daemon=True)
@@ -123,7 +125,7 @@ class FakeCloud:
             for kind in MANAGED_KINDS:
                 self._guarded(self._reconcile_kind, kind)
             self._guarded(self._reconcile_cks_nodepools)
-            self._stop.wait(LOOP_INTERVAL_SECONDS)
+            self._stop.wait(self.loop_interval_seconds)
 
     def _guarded(self, step: Any, *args: Any) -> None:
         try:
