@@ -36,6 +36,10 @@ PROMTOOL_TIMEOUT_SECONDS = 60
 EVALUATION_INTERVAL = "1m"
 # A process start time as the function's process collector reports it (any past instant).
 PROCESS_START = 1_764_547_200.0
+# promtool's clock starts at 0: a replica started an hour before the first scrape, old for every
+# evaluation; one started at minute 10 is young until minute 25.
+OLD_PROCESS_START = -3600.0
+YOUNG_PROCESS_START = 600.0
 # Crossplane's gRPC method for every call it makes to a function.
 RUN_FUNCTION = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 
@@ -178,9 +182,19 @@ def calls(kind: str, minutes: int, per_minute: dict[str, float]) -> dict[str, st
     }
 
 
-def internal_errors(error_type: str, values: str, pod: str = "function-a") -> dict[str, str]:
+def internal_errors(
+    error_type: str,
+    values: str,
+    pod: str = "function-a",
+    process: str = steady(OLD_PROCESS_START, 60),
+) -> dict[str, str]:
+    """A replica's count of one error type, with the start time its process reports beside
+    it (the alert asks how long Prometheus has known the replica)."""
     name = "inference_clusters_internal_errors_total"
-    return {function_series(name, kind="CivoCluster", error_type=error_type, pod=pod): values}
+    return {
+        function_series(name, kind="CivoCluster", error_type=error_type, pod=pod): values,
+        **replica(pod, process),
+    }
 
 
 def replica(pod: str, values: str, job: str = JOB) -> dict[str, str]:
@@ -370,6 +384,48 @@ CASES = [
         "old errors, none new for 40 min",
         internal_errors("KeyError", steady(3, 60)),
         eval_minute=40,
+    ),
+    Case(
+        INTERNAL,
+        "errors an old replica counted before this Prometheus first scraped it",
+        internal_errors("KeyError", steady(3, 30)),
+        eval_minute=5,
+    ),
+    Case(
+        INTERNAL,
+        "old errors, after a 20 min gap in Prometheus's scrapes",
+        internal_errors(
+            "KeyError",
+            then(steady(3, 10), not_yet_exported(20), steady(3, 20)),
+            process=then(
+                steady(OLD_PROCESS_START, 10), not_yet_exported(20), steady(OLD_PROCESS_START, 20)
+            ),
+        ),
+        eval_minute=32,
+    ),
+    Case(
+        INTERNAL,
+        "a new replica's first error, 5 min after it started",
+        internal_errors(
+            "KeyError",
+            then(not_yet_exported(15), steady(1, 25)),
+            pod="function-b",
+            process=then(not_yet_exported(10), steady(YOUNG_PROCESS_START, 30)),
+        ),
+        eval_minute=16,
+        firing=KEY_ERROR_FIRES,
+    ),
+    Case(
+        INTERNAL,
+        "a new replica's first error, 11 min later (the replica 16 min old)",
+        internal_errors(
+            "KeyError",
+            then(not_yet_exported(15), steady(1, 25)),
+            pod="function-b",
+            process=then(not_yet_exported(10), steady(YOUNG_PROCESS_START, 30)),
+        ),
+        eval_minute=26,
+        firing=KEY_ERROR_FIRES,
     ),
     Case(
         REPLICAS,
