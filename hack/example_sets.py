@@ -2,9 +2,9 @@
 
 A set is one example XR with what rendering it needs. What a user applies lives in `examples/`
 (crank packs that folder into the Function package): `examples/<set>/xr.yaml` and
-`examples/<set>/credentials.yaml` (the provider config and its Secret, placeholder key); the Function for
-`crossplane render` is `examples/render/functions.yaml`. What tests render it against lives
-in `tests/stages/<set>/`: `observed/<stage>.yaml`, `required/` (resources a provider writes,
+`examples/<set>/credentials.yaml` (the provider config and its Secret, placeholder key); the
+Function for `crossplane render` is `examples/render/functions.yaml`. What tests render it
+against lives in `tests/stages/<set>/`: `observed/<stage>.yaml`, `required/` (resources a provider writes,
 such as a Civo connection Secret) and the committed `rendered/<stage>.yaml`.
 
 Release 0.1.0 kept all of a set in `example/<set>/`; the release tests render that

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import functools
 import os
 import shutil
 import socket
@@ -26,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from hack.example_sets import STAGES, ExampleSet, example_sets
+from tests.e2e.harness.binaries import versions
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
@@ -137,27 +139,16 @@ def render(
     return done.stdout
 
 
+@functools.cache
 def crossplane_crds() -> Path | None:
     """Crossplane's own CRDs (DeploymentRuntimeConfig, Provider, ...), from the module crank is
     built from (hack/install-crank.sh leaves it in the Go module cache)."""
-    versions = (ROOT / "hack" / "controlplane" / "versions.env").read_text()
-    version = next(
-        line.split("=", 1)[1].strip()
-        for line in versions.splitlines()
-        if line.startswith("CRANK_VERSION=")
-    )
+    version = versions()["CRANK_VERSION"]
     cache = subprocess.run(
         ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=False
     ).stdout.strip()
-    crds = (
-        Path(cache)
-        / "github.com"
-        / "crossplane"
-        / "crossplane"
-        / f"v2@{version}"
-        / "cluster"
-        / "crds"
-    )
+    module = Path(cache) / "github.com" / "crossplane" / "crossplane" / f"v2@{version}"
+    crds = module / "cluster" / "crds"
     return crds if cache and crds.is_dir() else None
 
 

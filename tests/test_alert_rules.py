@@ -241,6 +241,14 @@ FIRST_KEY_ERROR_AT_MINUTE_20 = internal_errors(
     "KeyError", then(not_yet_exported(20), steady(1, 40))
 )
 
+# A replica started at minute 10 counts its first error at minute 15; none follow.
+NEW_REPLICA_FIRST_ERROR_AT_MINUTE_15 = internal_errors(
+    "KeyError",
+    then(not_yet_exported(15), steady(1, 25)),
+    pod="function-b",
+    process=then(not_yet_exported(10), steady(YOUNG_PROCESS_START, 30)),
+)
+
 # What the alerts several cases expect to fire say.
 KEY_ERROR_FIRES = (
     Firing(
@@ -406,24 +414,14 @@ CASES = [
     Case(
         INTERNAL,
         "a new replica's first error, 5 min after it started",
-        internal_errors(
-            "KeyError",
-            then(not_yet_exported(15), steady(1, 25)),
-            pod="function-b",
-            process=then(not_yet_exported(10), steady(YOUNG_PROCESS_START, 30)),
-        ),
+        NEW_REPLICA_FIRST_ERROR_AT_MINUTE_15,
         eval_minute=16,
         firing=KEY_ERROR_FIRES,
     ),
     Case(
         INTERNAL,
         "a new replica's first error, 11 min later (the replica 16 min old)",
-        internal_errors(
-            "KeyError",
-            then(not_yet_exported(15), steady(1, 25)),
-            pod="function-b",
-            process=then(not_yet_exported(10), steady(YOUNG_PROCESS_START, 30)),
-        ),
+        NEW_REPLICA_FIRST_ERROR_AT_MINUTE_15,
         eval_minute=26,
         firing=KEY_ERROR_FIRES,
     ),

@@ -151,15 +151,17 @@ def main(argv: list[str] | None = None) -> int:
             started["function"] = Server("function", function_argv(port), port, tmp / "fn.log")
             started["function"].start()
             recorded = record_responses(started["function"], built, tmp)
-            for role, argv_for in (("noop", noop_argv), ("replay", replay_argv(recorded))):
+            for role, argv_for in (
+                ("noop", noop_argv),
+                ("replay", replay_argv(recorded)),
+                (CONTROL, function_argv),
+            ):
                 port = free_port()
                 started[role] = Server(role, argv_for(port), port, tmp / f"{role}.log")
                 started[role].start()
             started[METERED], metrics_port = start_metered(tmp)
-            port = free_port()
-            started[CONTROL] = Server(CONTROL, function_argv(port), port, tmp / "control.log")
-            started[CONTROL].start()
             servers = [started[r] for r in MEASURED]
+            serial_servers = [started[r] for r in SERIAL]
             # From the first measured call to the last, as Prometheus would scrape a pod.
             scraper = Scraper(started[METERED], metrics_port)
             scraper.start()
@@ -171,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"after {warmup} warm-up ...",
                         flush=True,
                     )
-                    stats = measure.serial([started[r] for r in SERIAL], sc, fleet, calls, warmup)
+                    stats = measure.serial(serial_servers, sc, fleet, calls, warmup)
                     cells.append(report.Cell(sc, fleet, stats))
                 memory_by_fleet[fleet] = {r: started[r].memory() for r in MEASURED}
             for sc in built:
