@@ -86,7 +86,7 @@ xpkg: image crank
 
 ## image-test: run the built image (chroot as UID 2000: mTLS, renders) and inspect the xpkg
 image-test: xpkg $(STAMP)
-	$(BIN)/pytest -rs tests/image
+	$(BIN)/pytest -rfEs tests/image
 
 ## image-lock: re-resolve the image's dependency wheels into hack/image/requirements.lock
 image-lock:
@@ -100,7 +100,7 @@ controlplane: crank
 
 ## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e), on every engine of the version matrix, a line per test naming its engine; a skip fails here
 e2e: $(STAMP) controlplane xpkg
-	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -vv -rs --durations=0
+	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -vv -rfEs --durations=0
 
 .PHONY: fleet
 

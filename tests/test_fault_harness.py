@@ -4,17 +4,19 @@ comparison every fault and upgrade test asserts with."""
 
 from __future__ import annotations
 
+import http.client
 import socket
 import ssl
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.e2e.harness.binaries import REPO
 from tests.e2e.harness.faults import Tarpit
-from tests.e2e.harness.kube import wait_for
+from tests.e2e.harness.kube import ApiError, WaitTimedOut, wait_for
 from tests.e2e.harness.pair import Snapshot, differences
 from tests.e2e.harness.processes import DIE_WITH_PYTEST, ProcessGroup
 from tests.support import free_port, listening
@@ -99,6 +101,68 @@ def test_processes_die_with_the_pytest_that_started_them(tmp_path: Path) -> None
         wait_for("the server to die with its parent", lambda: not listening("127.0.0.1", port), 30)
     finally:
         stand_in.kill()
+
+
+def probe_of(*outcomes: Any) -> Any:
+    """A probe whose successive calls give these outcomes: a value it returns, or an exception
+    it raises."""
+    steps = iter(outcomes)
+
+    def probe() -> Any:
+        outcome = next(steps)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    return probe
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        # An API server restarting: refused, then a dropped keep-alive, then its answer.
+        (
+            (
+                ConnectionRefusedError(111, "Connection refused"),
+                http.client.RemoteDisconnected("Remote end closed connection"),
+                {"status": "ok"},
+            ),
+            {"status": "ok"},
+        ),
+        # An error answer (a CRD not served yet), then a slow one, then its answer.
+        ((ApiError(404, "GET", "/apis/x", "not found"), TimeoutError("timed out"), 3), 3),
+        # A falsy answer is not done yet.
+        (([], None, ["vpc"]), ["vpc"]),
+    ],
+    ids=["through-a-restart", "through-an-error-answer-and-a-timeout", "falsy-then-found"],
+)
+def test_wait_for_polls_through_what_a_restart_answers(
+    outcomes: tuple[Any, ...], expected: Any
+) -> None:
+    assert wait_for("the answer", probe_of(*outcomes), 5, interval=0.01) == expected
+
+
+def test_wait_for_fails_naming_the_last_transport_error() -> None:
+    refused = ConnectionRefusedError(111, "Connection refused")
+    with pytest.raises(WaitTimedOut) as failed:
+        wait_for("the API server", probe_of(*[refused] * 1000), 0.05, interval=0.01)
+    assert str(failed.value) == (
+        "timed out after 0 s waiting for the API server; "
+        "last: ConnectionRefusedError(111, 'Connection refused')"
+    )
+
+
+def test_a_nested_wait_that_timed_out_ends_the_outer_wait() -> None:
+    def inner() -> bool:
+        return bool(wait_for("the inner condition", lambda: False, 0.01, interval=0.01))
+
+    with pytest.raises(WaitTimedOut, match="waiting for the inner condition"):
+        wait_for("the outer condition", inner, 30, interval=0.01)
+
+
+def test_an_assertion_in_a_probe_ends_the_wait_at_once() -> None:
+    with pytest.raises(AssertionError, match="NodePool cpu is not in the cluster"):
+        wait_for("a snapshot", probe_of(AssertionError("NodePool cpu is not in the cluster")), 30)
 
 
 def test_the_tarpit_takes_connections_and_never_answers() -> None:

@@ -22,8 +22,10 @@ import base64
 import copy
 import datetime
 import hashlib
+import http.client
 import json
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +136,12 @@ class FakeCloud:
             # 404/409: the object changed under us (deleted, or a newer version); next pass.
             if error.status not in (404, 409):
                 self.errors.append(str(error))
+        except (OSError, http.client.HTTPException) as error:
+            # An API server down (a fault test's, or a Civo cluster's being deleted): one line
+            # with its time, not a traceback, so a failure's report shows when it was down.
+            self.errors.append(
+                f"{time.strftime('%H:%M:%S')} {step.__name__}: {type(error).__name__}: {error}"
+            )
         except Exception:  # a bug in the fake must fail the test, not kill the thread silently
             self.errors.append(traceback.format_exc())
 

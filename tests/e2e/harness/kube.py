@@ -261,6 +261,11 @@ def answers_ok(url: str, ca_file: Path | None = None) -> bool:
         return False
 
 
+class WaitTimedOut(TimeoutError):
+    """A wait_for that reached its deadline: a TimeoutError, but never taken by an enclosing
+    wait_for for a transport error to poll past (TimeoutError is an OSError)."""
+
+
 def wait_for(
     description: str,
     probe: Callable[[], Any],
@@ -270,19 +275,23 @@ def wait_for(
     """Polls `probe` until it returns something truthy; fails with the last value seen.
 
     The deadline is what bounds the wait, never a fixed sleep: a probe that succeeds at once
-    returns at once.
+    returns at once. An error answer, or a request that got no answer (an API server just
+    restarted, or under load, refusing or dropping a connection), is a probe that has not
+    passed yet, not the end of the wait: the fault tests poll right through restarts.
     """
     deadline = time.monotonic() + timeout
     last: Any = None
     while True:
         try:
             last = probe()
-        except ApiError as error:
+        except WaitTimedOut:
+            raise
+        except (ApiError, OSError, http.client.HTTPException) as error:
             last = error
-        if last and not isinstance(last, ApiError):
+        if last and not isinstance(last, (ApiError, OSError, http.client.HTTPException)):
             return last
         if time.monotonic() > deadline:
-            raise TimeoutError(
+            raise WaitTimedOut(
                 f"timed out after {timeout:.0f} s waiting for {description}; last: {last!r}"[:4000]
             )
         time.sleep(interval)

@@ -74,7 +74,11 @@ class WorkloadClusters:
 
     def get(self, cluster_id: str) -> Workload:
         with self._lock:
-            return self._clusters[cluster_id]
+            found = self._clusters.get(cluster_id)
+            known = sorted(self._clusters)
+        if found is None:
+            raise LookupError(f"the fake cloud runs no Civo cluster {cluster_id}; it runs {known}")
+        return found
 
     def delete(self, cluster_id: str) -> None:
         """What deleting a Civo cluster does to what runs in it: a last look, then it is gone."""
