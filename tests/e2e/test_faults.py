@@ -75,13 +75,9 @@ def pair(suite: Suite) -> Iterator[Pair]:
 
 def add_pools(pair: Pair, name: str) -> set[str]:
     """A pool named `name` added to each XR; returns the snapshot keys it must make."""
-    pair.add_pool(pair.coreweave, coreweave_pool(name))
-    pair.add_pool(pair.civo, civo_pool(name))
-    return {
-        f"{pair.coreweave.name}/nodepool-{name}",
-        f"{pair.civo.name}/nodepool-{name}",
-        f"live NodePool/{name}",
-    }
+    return pair.add_pool(pair.coreweave, coreweave_pool(name)) | pair.add_pool(
+        pair.civo, civo_pool(name)
+    )
 
 
 def one_round(pair: Pair, fault: Fault, changing: str) -> None:

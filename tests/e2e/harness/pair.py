@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -14,7 +14,7 @@ import yaml
 from hack.example_sets import example_set
 
 from . import kinds
-from .kube import Kind, Kube, condition, wait_for
+from .kube import Kind, Kube, WaitTimedOut, condition, wait_for
 from .stages import (
     CONVERGE_SECONDS,
     COREWEAVE_FIXED_IN_CLUSTER,
@@ -63,6 +63,8 @@ class Pair:
     suite: Suite
     coreweave: Member
     civo: Member
+    # The snapshot keys the pools added so far must make: settled() waits for them all.
+    promised: set[str] = field(default_factory=set)
 
     @classmethod
     def of(
@@ -96,13 +98,21 @@ class Pair:
         for member in self.members:
             self.suite.plane.api.apply(member.kind, member.manifest)
 
-    def add_pool(self, member: Member, pool: dict[str, Any]) -> None:
-        """Appends a pool to the XR's spec (a merge patch of the whole list, as `kubectl edit`)."""
+    def add_pool(self, member: Member, pool: dict[str, Any]) -> set[str]:
+        """Appends a pool to the XR's spec (a merge patch of the whole list, as `kubectl edit`);
+        returns the snapshot keys it must make: its composed pool, and for a CoreWeaveCluster
+        the NodePool that Object applies in the cluster."""
         pools = [*member.pools, copy.deepcopy(pool)]
         self.suite.plane.api.merge_patch(
             member.kind, member.name, {"spec": {"nodePools": pools}}, NAMESPACE
         )
         member.manifest["spec"]["nodePools"] = pools
+        name = str(pool["name"])
+        makes = {f"{member.name}/nodepool-{name}"}
+        if member is self.coreweave:
+            makes.add(f"live {kinds.CKS_NODEPOOL.kind}/{name}")
+        self.promised |= makes
+        return makes
 
     def live(self) -> list[tuple[Kind, str]]:
         """The CoreWeaveCluster's objects inside its cluster: one NodePool per pool (named as
@@ -119,6 +129,8 @@ class Pair:
             api, self.civo.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster"
         )
         inside = self.suite.civo_clusters.get(cluster_id)
+        # An exited API server fails here with its exit code and log, not as a refused request.
+        self.suite.plane.processes.ready_now(inside.process)
         found: Snapshot = {}
         for deployment in inside.api.list(kinds.DEPLOYMENT, KUBE_SYSTEM):
             name = deployment["metadata"]["name"]
@@ -151,7 +163,35 @@ class Pair:
     def settled(self) -> Snapshot:
         """Waits until both XRs are Synced and Ready on their latest generation (a reconcile
         has succeeded since their last edit: a condition left from before a fault proves
-        nothing) and nothing of theirs has changed for a while."""
+        nothing), everything the pools added to them must make exists, and nothing of theirs
+        has changed for a while.
+
+        The generation alone does not prove the latest spec was composed. Crossplane's status
+        patch after composing reads the XR back, edits made meanwhile included (v2.4.0
+        composition_functions.go: "relying on the status patch ... to load the latest version"),
+        and Synced and Ready then take that object's generation (crossplane-runtime's
+        ObservedGenerationPropagationManager): a reconcile that composed the spec from before an
+        edit reports the edit's generation. If the XR's watch circuit breaker dropped the edit's
+        event, the pool is composed only at the next poll.
+        """
+        self._wait_reconciled()
+        unmade: list[str] = []
+
+        def all_made() -> bool:
+            unmade[:] = sorted(self.promised - self.present())
+            return not unmade
+
+        try:
+            wait_for("what the added pools make", all_made, CONVERGE_SECONDS)
+        except WaitTimedOut as error:
+            raise WaitTimedOut(f"{error}; never made: {unmade}") from error
+        for member in self.members:
+            wait_quiet(self.suite.log, member.kind, member.name, QUIET_SECONDS)
+        # Still so once quiet: a pool just made was not Ready when it appeared.
+        self._wait_reconciled()
+        return self.snapshot()
+
+    def _wait_reconciled(self) -> None:
         api = self.suite.plane.api
         for member in self.members:
             wait_for(
@@ -159,8 +199,17 @@ class Pair:
                 functools.partial(_reconciled, api, member),
                 CONVERGE_SECONDS,
             )
-            wait_quiet(self.suite.log, member.kind, member.name, QUIET_SECONDS)
-        return self.snapshot()
+
+    def present(self) -> set[str]:
+        """The snapshot keys of what exists now: what both XRs composed, and the live objects."""
+        api = self.suite.plane.api
+        found = {
+            f"{member.name}/{key}"
+            for member in self.members
+            for key in composed(api, member.name, NAMESPACE, member.composed_kinds)
+        }
+        found |= {f"live {kind.kind}/{name}" for kind, name in self.live() if api.get(kind, name)}
+        return found
 
     def last_change_at(self) -> float:
         """When the watch log last saw either XR or anything they composed change."""
