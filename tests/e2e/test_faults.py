@@ -28,7 +28,7 @@ from .harness.faults import (
     ProviderKubernetesKilled,
 )
 from .harness.kube import ApiError
-from .harness.pair import NAMESPACE, Pair, differences
+from .harness.pair import NAMESPACE, Pair, differences, live_key
 from .harness.suite import Suite
 from .harness.xr import composed
 
@@ -231,7 +231,7 @@ def test_an_edit_burst_applies_the_last_valid_spec_and_deletes_nothing(pair: Pai
         and "reserved" in e.get("message", "")
     ]
 
-    changed = {f"{member.name}/nodepool-{pool}", f"live NodePool/{pool}"}
+    changed = {f"{member.name}/nodepool-{pool}", live_key(kinds.CKS_NODEPOOL, pool)}
     problems = differences(
         {k: v for k, v in before.items() if k not in changed},
         {k: v for k, v in after.items() if k not in changed},

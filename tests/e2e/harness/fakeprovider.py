@@ -22,7 +22,6 @@ import base64
 import copy
 import datetime
 import hashlib
-import http.client
 import json
 import threading
 import time
@@ -31,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import kinds
-from .kube import ApiError, Kind, Kube
+from .kube import NO_ANSWER, ApiError, Kind, Kube
 from .workload import Workload, WorkloadClusters
 from .xr import EXTERNAL_NAME
 
@@ -136,7 +135,7 @@ class FakeCloud:
             # 404/409: the object changed under us (deleted, or a newer version); next pass.
             if error.status not in (404, 409):
                 self.errors.append(str(error))
-        except (OSError, http.client.HTTPException) as error:
+        except NO_ANSWER as error:
             # An API server down (a fault test's, or a Civo cluster's being deleted): one line
             # with its time, not a traceback, so a failure's report shows when it was down.
             self.errors.append(

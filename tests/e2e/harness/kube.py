@@ -57,6 +57,10 @@ class Kind:
         return base
 
 
+# A request that got no answer: refused, reset, dropped or timed out (TimeoutError is an OSError).
+NO_ANSWER = (OSError, http.client.HTTPException)
+
+
 class Kube:
     """A client for one API server at https://127.0.0.1:<port>, authenticated by a client cert."""
 
@@ -97,7 +101,7 @@ class Kube:
                 response = connection.getresponse()
                 text = response.read().decode()
                 break
-            except (http.client.HTTPException, OSError):
+            except NO_ANSWER:
                 # A keep-alive connection the server closed: reconnect once, then give up.
                 connection.close()
                 self._local.connection = None
@@ -233,7 +237,7 @@ class Kube:
                     else:
                         seen[key] = resource_version
                     yield event
-            except (OSError, http.client.HTTPException, ValueError):
+            except (*NO_ANSWER, ValueError):
                 if stop.is_set():
                     return
                 stop.wait(1)
@@ -286,9 +290,9 @@ def wait_for(
             last = probe()
         except WaitTimedOut:
             raise
-        except (ApiError, OSError, http.client.HTTPException) as error:
+        except (ApiError, *NO_ANSWER) as error:
             last = error
-        if last and not isinstance(last, (ApiError, OSError, http.client.HTTPException)):
+        if last and not isinstance(last, (ApiError, *NO_ANSWER)):
             return last
         if time.monotonic() > deadline:
             raise WaitTimedOut(

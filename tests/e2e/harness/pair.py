@@ -110,7 +110,7 @@ class Pair:
         name = str(pool["name"])
         makes = {f"{member.name}/nodepool-{name}"}
         if member is self.coreweave:
-            makes.add(f"live {kinds.CKS_NODEPOOL.kind}/{name}")
+            makes.add(live_key(kinds.CKS_NODEPOOL, name))
         self.promised |= makes
         return makes
 
@@ -148,17 +148,27 @@ class Pair:
     def snapshot(self) -> Snapshot:
         """UID and content of everything both XRs composed (by XR and key), and of the live
         in-cluster objects (all but metadata and status: their own controllers write those)."""
-        api = self.suite.plane.api
-        found: Snapshot = {}
-        for member in self.members:
-            for key, ref in composed(api, member.name, NAMESPACE, member.composed_kinds).items():
-                found[f"{member.name}/{key}"] = (ref.uid, ref.content)
-        for kind, name in self.live():
-            live = api.get(kind, name)
+        found = self._composed()
+        for key, (kind, name, live) in self._live_objects().items():
             assert live is not None, f"{kind.kind} {name} is not in the cluster"
             content = {k: v for k, v in live.items() if k not in ("metadata", "status")}
-            found[f"live {kind.kind}/{name}"] = (live["metadata"]["uid"], content)
+            found[key] = (live["metadata"]["uid"], content)
         return {**found, **self.live_civo()}
+
+    def _composed(self) -> Snapshot:
+        api = self.suite.plane.api
+        return {
+            f"{member.name}/{key}": (ref.uid, ref.content)
+            for member in self.members
+            for key, ref in composed(api, member.name, NAMESPACE, member.composed_kinds).items()
+        }
+
+    def _live_objects(self) -> dict[str, tuple[Kind, str, dict[str, Any] | None]]:
+        """Each live in-cluster object by snapshot key, None where it is not in the cluster."""
+        api = self.suite.plane.api
+        return {
+            live_key(kind, name): (kind, name, api.get(kind, name)) for kind, name in self.live()
+        }
 
     def settled(self) -> Snapshot:
         """Waits until both XRs are Synced and Ready on their latest generation (a reconcile
@@ -202,14 +212,8 @@ class Pair:
 
     def present(self) -> set[str]:
         """The snapshot keys of what exists now: what both XRs composed, and the live objects."""
-        api = self.suite.plane.api
-        found = {
-            f"{member.name}/{key}"
-            for member in self.members
-            for key in composed(api, member.name, NAMESPACE, member.composed_kinds)
-        }
-        found |= {f"live {kind.kind}/{name}" for kind, name in self.live() if api.get(kind, name)}
-        return found
+        live = {key for key, (_, _, obj) in self._live_objects().items() if obj is not None}
+        return set(self._composed()) | live
 
     def last_change_at(self) -> float:
         """When the watch log last saw either XR or anything they composed change."""
@@ -229,6 +233,11 @@ class Pair:
         api = self.suite.plane.api
         api.delete(self.civo.kind, self.civo.name, NAMESPACE)
         delete_coreweave_xr(api, self.coreweave.name, NAMESPACE)
+
+
+def live_key(kind: Kind, name: str) -> str:
+    """The snapshot key of an object in the CoreWeaveCluster's cluster."""
+    return f"live {kind.kind}/{name}"
 
 
 def _reconciled(api: Kube, member: Member) -> bool:
