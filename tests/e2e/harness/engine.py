@@ -38,11 +38,27 @@ class Engine:
     version: str
     # The primary engine runs every test; the others only those marked `every_engine`.
     primary: bool
+    # What runs under it, from the same matrix: named in every test ID.
+    kubernetes: str = ""
+    provider_kubernetes: str = ""
+    provider_helm: str = ""
 
     @property
     def label(self) -> str:
         """How test IDs and summary lines name the engine: `crossplane-v2.4.0`."""
         return f"crossplane-{self.version}"
+
+    @property
+    def test_id(self) -> str:
+        """How a test's ID names what it ran on: the engine and everything under it, so each
+        line of `make e2e` says which versions it proved."""
+        parts = [
+            self.label,
+            f"kubernetes-{self.kubernetes}",
+            f"provider-kubernetes-{self.provider_kubernetes}",
+            f"provider-helm-{self.provider_helm}",
+        ]
+        return "+".join(parts)
 
     @property
     def installs_function_package_crds(self) -> bool:
@@ -73,9 +89,19 @@ class Engine:
 
 def engines() -> list[Engine]:
     """CROSSPLANE_VERSIONS of hack/controlplane/versions.env, primary first."""
-    listed = [v.strip() for v in versions()["CROSSPLANE_VERSIONS"].split(",") if v.strip()]
+    matrix = versions()
+    listed = [v.strip() for v in matrix["CROSSPLANE_VERSIONS"].split(",") if v.strip()]
     if not listed:
         raise ValueError("hack/controlplane/versions.env: CROSSPLANE_VERSIONS lists no version")
     for version in listed:
         _semver(version)
-    return [Engine(version, primary=index == 0) for index, version in enumerate(listed)]
+    return [
+        Engine(
+            version,
+            primary=index == 0,
+            kubernetes=matrix["KUBE_VERSION"],
+            provider_kubernetes=matrix["PROVIDER_KUBERNETES_VERSION"],
+            provider_helm=matrix["PROVIDER_HELM_VERSION"],
+        )
+        for index, version in enumerate(listed)
+    ]
