@@ -41,7 +41,7 @@ helm:
 	-bash hack/controlplane/build-helm.sh
 
 # Prometheus's promtool, for the alert rule check (tests/test_alert_rules.py); cached outside the
-# clone (a cold build takes about a quarter of an hour). Without Go the check skips with a message.
+# clone. Without Go the check skips with a message.
 promtool:
 	-bash hack/controlplane/build-promtool.sh
 
@@ -92,15 +92,19 @@ image-test: xpkg $(STAMP)
 image-lock:
 	python3 hack/image/wheels.py --lock
 
-.PHONY: e2e controlplane
+.PHONY: e2e controlplane previous-release
 
 ## controlplane: build etcd, kube-apiserver/-controller-manager, every Crossplane of the version matrix (hack/controlplane/versions.env), a registry and provider-kubernetes from the Go module proxy (cached outside the clone)
 controlplane: crank
 	bash hack/controlplane/build-all.sh
 
-## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e), on every engine of the version matrix, a line per test naming its engine; a skip fails here
-e2e: $(STAMP) controlplane xpkg
-	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -vv -rfEs --durations=0
+## previous-release: the previous release's Function package (hack/release/previous.env), built from its commit, for the upgrade test (cached outside the clone)
+previous-release: $(STAMP) crank
+	$(BIN)/python -m tests.e2e.harness.releases
+
+## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e), on every engine of the version matrix, its shards side by side (a worker and control plane each), a line per test naming its engine and providers; a skip fails here
+e2e: $(STAMP) controlplane xpkg previous-release
+	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -n auto -vv -rfEs --durations=0
 
 .PHONY: fleet
 

@@ -13,6 +13,13 @@ import yaml
 from tests.e2e.harness.calls import Call, Reconciles, read_reconciles, reconciles_of
 from tests.e2e.harness.engine import Engine, engines
 from tests.e2e.harness.kinds import CIVO_CLUSTER_XR, COREWEAVE_CLUSTER_XR
+from tests.e2e.harness.shards import (
+    EVERY_ENGINE_MODULES,
+    SHARDS,
+    shard_of,
+    shard_of_test,
+    shards,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -21,10 +28,13 @@ def _semver(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.removeprefix("v").split("."))
 
 
-def test_the_matrix_runs_v2_4_first_and_keeps_v2_1_as_the_oldest() -> None:
+def test_the_matrix_runs_v2_4_first_then_v2_3_and_keeps_v2_1_as_the_oldest() -> None:
     matrix = engines()
-    assert [e.version for e in matrix] == ["v2.4.0", "v2.1.0"]
-    assert [e.primary for e in matrix] == [True, False]
+    assert [e.version for e in matrix] == ["v2.4.0", "v2.3.4", "v2.1.0"]
+    assert [e.primary for e in matrix] == [True, False, False]
+    assert matrix[1].test_id == (
+        "crossplane-v2.3.4+kubernetes-v1.36.5+provider-kubernetes-v1.2.1+provider-helm-v1.3.0"
+    )
 
 
 def test_the_package_admits_every_engine_and_starts_at_the_oldest() -> None:
@@ -34,6 +44,54 @@ def test_the_package_admits_every_engine_and_starts_at_the_oldest() -> None:
     assert match, f"spec.crossplane.version {constraint!r} is not a lower bound"
     oldest = min((e.version for e in engines()), key=_semver)
     assert match.group(1) == oldest, "the declared oldest version is not the one e2e proves"
+
+
+def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
+    """Each engine's modules split into shards, a worker and control plane each."""
+    matrix = engines()
+    primary, v2_3, v2_1 = matrix
+    assert shards(matrix) == [
+        "crossplane-v2.4.0-faults",
+        "crossplane-v2.4.0-coreweave",
+        "crossplane-v2.4.0-cluster-autoscaler",
+        "crossplane-v2.4.0-pools-and-upgrade",
+        "crossplane-v2.4.0-rest",
+        "crossplane-v2.3.4-rest",
+        "crossplane-v2.3.4-coreweave",
+        "crossplane-v2.1.0-rest",
+        "crossplane-v2.1.0-coreweave",
+    ]
+    assert shard_of("test_faults", primary) == "crossplane-v2.4.0-faults"
+    assert shard_of("test_autoscaled_pools", primary) == "crossplane-v2.4.0-pools-and-upgrade"
+    assert shard_of("test_civo", primary) == "crossplane-v2.4.0-rest"
+    assert shard_of("test_coreweave", v2_3) == "crossplane-v2.3.4-coreweave"
+    assert shard_of("test_package", v2_1) == "crossplane-v2.1.0-rest"
+    # What xdist's scheduler sees: node IDs only.
+    assert shard_of_test(f"tests/e2e/test_faults.py::test_x[{primary.test_id}]", matrix) == (
+        "crossplane-v2.4.0-faults"
+    )
+    assert shard_of_test(
+        f"tests/e2e/test_autoscaled_pools.py::test_y[{primary.test_id}-ssa]", matrix
+    ) == ("crossplane-v2.4.0-pools-and-upgrade")
+    assert shard_of_test(f"tests/e2e/test_civo.py::test_z[{v2_1.test_id}]", matrix) == (
+        "crossplane-v2.1.0-rest"
+    )
+    assert shard_of_test("tests/e2e/test_civo.py::test_plain", matrix) == (
+        "tests/e2e/test_civo.py::test_plain"
+    )
+
+
+def test_the_shard_tables_name_the_suites_modules() -> None:
+    """A renamed module or a new every_engine test must not fall out of the worker count."""
+    e2e = REPO / "tests" / "e2e"
+    modules = {path.stem for path in e2e.glob("test_*.py")}
+    assert set(SHARDS) <= modules, "a shard names a module that does not exist"
+    marked = {
+        path.stem
+        for path in e2e.glob("test_*.py")
+        if "@pytest.mark.every_engine" in path.read_text()
+    }
+    assert marked == set(EVERY_ENGINE_MODULES)
 
 
 @pytest.mark.parametrize(

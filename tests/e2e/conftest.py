@@ -2,8 +2,10 @@
 or a skip that says why.
 
 Every test runs on the primary engine; a test marked `every_engine` also runs on each older one.
-Test IDs name the engine (`test_civo_cluster_lifecycle[crossplane-v2.4.0]`), and pytest runs all
-of one engine's tests on one control plane before it stops that and starts the next.
+Test IDs name the engine and what runs under it
+(`test_civo_cluster_lifecycle[crossplane-v2.4.0+kubernetes-v1.36.5+...]`). Under pytest-xdist
+(`make e2e`: `-n auto`) the suite runs as shards side by side, each on a worker
+and control plane of its own (tests/e2e/harness/shards.py); without it, shard after shard.
 
 Plain `pytest` without the binaries skips these tests with the command that builds them;
 `make e2e` builds (or reuses) the binaries and runs them.
@@ -13,20 +15,25 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from .harness.binaries import locate
 from .harness.charts import chart_archive
 from .harness.engine import Engine, engines
+from .harness.shards import OWN_NETWORK, make_scheduler, own_network_available, shards
 from .harness.suite import SHARED_CRDS, Suite, start
 
 SUITE_KEY = pytest.StashKey[Suite]()
 # What each engine's suite found worth a line (churn tables, idle windows), kept past its teardown.
 SUMMARY_KEY = pytest.StashKey[list[str]]()
+# How a worker hands its summary lines to the controller (pytest-xdist's workeroutput).
+SUMMARY_OUTPUT = "e2e_summary"
 ENGINES = engines()
 
 
@@ -44,8 +51,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     every = metafunc.definition.get_closest_marker("every_engine") is not None
     chosen = ENGINES if every else [e for e in ENGINES if e.primary]
     metafunc.parametrize(
-        "engine", chosen, ids=[e.label for e in chosen], indirect=True, scope="session"
+        "engine", chosen, ids=[e.test_id for e in chosen], indirect=True, scope="session"
     )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under pytest-xdist each worker takes whole shards (tests/e2e/harness/shards.py)."""
+    return make_scheduler(config, log, ENGINES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: a worker per shard where each can have its own network, else one."""
+    return len(shards(ENGINES)) if own_network_available() else 1
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: Sequence[Any]) -> None:
+    """Starts every worker in a network namespace of its own, where that is available."""
+    if len(specs) > 1 and own_network_available():
+        for spec in specs:
+            spec.python = f"{OWN_NETWORK} {spec.python or sys.executable}"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """Collects a worker's summary lines on the controller."""
+    lines = getattr(node, "workeroutput", {}).get(SUMMARY_OUTPUT, [])
+    node.config.stash.setdefault(SUMMARY_KEY, []).extend(lines)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput[SUMMARY_OUTPUT] = session.config.stash.get(SUMMARY_KEY, [])
 
 
 @pytest.fixture(scope="session")

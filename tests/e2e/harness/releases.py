@@ -139,3 +139,13 @@ def _build_package(release: Release, crank: Path) -> None:
     partial.rename(release.package)
     # The image is in the package now; the release's build folder is not kept twice.
     shutil.rmtree(release.source / "build", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    # `make previous-release`: built before the suite starts, because the suite's workers run in
+    # network namespaces of their own (shards.py), where pip and Debian's mirrors are out of reach.
+    from .binaries import locate
+    from .engine import engines
+
+    built = previous_release(locate(engines()[0].version).crank)
+    print(f"previous release {built.version}: {built.package}")
