@@ -204,3 +204,41 @@ def test_calls_belong_to_the_reconciles_that_began_before_them(
 )
 def test_every_reconcile_took(groups: tuple[tuple[int, int], ...], calls: int, took: bool) -> None:
     assert Reconciles(groups=groups, memoised=0).every_reconcile_took(calls) is took
+
+
+def test_a_call_in_the_second_the_next_reconcile_was_logged_may_be_the_previous_ones() -> None:
+    """Crossplane logs whole seconds: a reconcile logged at 20 that began at 20.7 comes after a
+    call at 20.3 that ended the reconcile logged at 19. Seen under load on v2.1.0: two
+    reconciles read as 0 and 2 calls, one each in truth."""
+    found = reconciles_of(
+        [_call(20.3), _call(21.4)],
+        [_at(19.5), _at(20.7)],
+        "CoreWeaveCluster/ml-team/a",
+        _at(10),
+        _at(85),
+    )
+    assert found == Reconciles(groups=((1, 0), (1, 2)), memoised=2)
+    assert found.early == (0, 1)
+    assert found.every_reconcile_took(1)
+    assert not found.every_reconcile_took(2)
+
+
+@pytest.mark.parametrize(
+    ("groups", "early", "calls", "took"),
+    [
+        # Only a call of the next reconcile's own second can be the previous reconcile's.
+        (((1, 0), (1, 2)), (0, 0), 1, False),
+        (((1, 0), (1, 2)), (0, 2), 1, True),
+        # A call before the window, logged in the first reconcile's second.
+        (((1, 2), (1, 1)), (1, 0), 1, True),
+        (((1, 3), (1, 1)), (1, 0), 1, False),
+        # The last reconcile's calls cannot be lent forward.
+        (((1, 1), (1, 0)), (0, 0), 1, False),
+        # Two calls per reconcile (v2.1 CoreWeave), the second group's first call moved back.
+        (((1, 1), (1, 3)), (0, 1), 2, True),
+    ],
+)
+def test_early_calls_widen_only_the_boundary(
+    groups: tuple[tuple[int, int], ...], early: tuple[int, ...], calls: int, took: bool
+) -> None:
+    assert Reconciles(groups=groups, memoised=0, early=early).every_reconcile_took(calls) is took

@@ -140,6 +140,31 @@ class Autoscaled:
         archive = expect.chart_archive(self.release()["spec"]["forProvider"]["chart"]["version"])
         return expect.command(self.xr["spec"]["nodePools"], self.pool_ids(), archive)
 
+    def values_composed(self) -> int:
+        """How many different sets of values the function has composed into the Release so far
+        (from the watch log): each one is a Helm install or upgrade."""
+        seen: list[Any] = []
+        for change in self.suite.log.of(self.name, XR_KIND.kind):
+            if change.kind != kinds.HELM_RELEASE.kind or not isinstance(change.content, dict):
+                continue
+            values = change.content.get("spec", {}).get("forProvider", {}).get("values")
+            if values is not None and values not in seen:
+                seen.append(values)
+        return len(seen)
+
+    def revision_at_ready(self) -> int:
+        """The Helm revision deployed once the XR is Ready: 1, or more when the pools' IDs were
+        observed in different reconciles. The Release is composed once the first autoscaled
+        pool's ID is known, and each later ID adds its group (docs/composed.md), an upgrade each
+        (provider-helm may fold changes that come close together into one)."""
+        revision = self.release().get("status", {}).get("atProvider", {}).get("revision")
+        composed = self.values_composed()
+        assert isinstance(revision, int) and 1 <= revision <= composed, (
+            f"Helm revision {revision} after {composed} sets of values composed"
+        )
+        assert self.release_deployed_at(revision)
+        return revision
+
     def release_deployed_at(self, revision: int) -> bool:
         """provider-helm reports the Helm release deployed at this revision, Ready, and the
         composed Release's values applied (the Release is on its latest generation)."""
@@ -185,7 +210,7 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
         api.apply(XR_KIND, cluster.xr)
         ready = wait_ready(api, XR_KIND, cluster.name, NAMESPACE)
         assert reason(ready, "Autoscaler") == "Available"
-        assert cluster.release_deployed_at(1)
+        installed = cluster.revision_at_ready()
 
         # --- what Helm created in the Civo cluster ---------------------------------------------
         ids = cluster.pool_ids()
@@ -217,7 +242,11 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
         )
         live_after = time.monotonic() - started
         assert cluster.container()["command"] == cluster.expected_command()
-        wait_for("revision 2 deployed", lambda: cluster.release_deployed_at(2), CONVERGE_SECONDS)
+        wait_for(
+            f"revision {installed + 1} deployed",
+            lambda: cluster.release_deployed_at(installed + 1),
+            CONVERGE_SECONDS,
+        )
         wait_ready(api, XR_KIND, cluster.name, NAMESPACE)
         suite.notes.append(
             f"provider-helm: maxNodeCount 4 -> 6 reached the live Deployment in {live_after:.1f} s;"
@@ -238,7 +267,11 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
             lambda: cluster.deployment() is None,
             CONVERGE_SECONDS,
         )
-        wait_for("revision 3 deployed", lambda: cluster.release_deployed_at(3), CONVERGE_SECONDS)
+        wait_for(
+            f"revision {installed + 2} deployed",
+            lambda: cluster.release_deployed_at(installed + 2),
+            CONVERGE_SECONDS,
+        )
         xr = wait_ready(api, XR_KIND, cluster.name, NAMESPACE)
         assert reason(xr, "Autoscaler") == "NoAutoscaledPools"
         assert helm_releases(cluster.cluster_api()) == {cluster.helm_release(): "deployed"}
@@ -283,7 +316,7 @@ def test_the_autoscaler_chart_comes_from_an_oci_mirror(suite: Suite) -> None:
             "repository": suite.chart_registry.url,
             "version": CHART_VERSION,
         }
-        assert cluster.release_deployed_at(1)
+        cluster.revision_at_ready()
         assert len(release["metadata"]["name"]) > 53
         assert helm_releases(cluster.cluster_api()) == {cluster.helm_release(): "deployed"}
         assert len(cluster.helm_release()) <= 53

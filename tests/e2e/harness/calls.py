@@ -99,6 +99,11 @@ class Reconciles:
     # began in it, and the calls they took together, in order.
     groups: tuple[tuple[int, int], ...]
     memoised: int  # of those calls, the ones the memo answered
+    # Per group, how many of its calls fall in the very second its reconciles were logged in:
+    # those may be the previous reconcile's (Crossplane logs whole seconds, the function
+    # fractions; a reconcile logged at 11 may have begun at 11.7, after a call at 11.3 that
+    # ended the one before). Not part of equality: it only widens every_reconcile_took.
+    early: tuple[int, ...] = dataclasses.field(default=(), compare=False)
 
     @property
     def reconciles(self) -> int:
@@ -109,7 +114,22 @@ class Reconciles:
         return sum(calls for _, calls in self.groups)
 
     def every_reconcile_took(self, calls: int) -> bool:
-        return all(took == began * calls for began, took in self.groups)
+        """Whether the calls can be attributed so that every reconcile took exactly `calls`:
+        a group's early calls may go to the group before it, and the first group's to a
+        reconcile that began before the window."""
+        early = self.early or (0,) * len(self.groups)
+        owed = 0  # calls the previous group still lacks: only this group's early calls fit
+        for index, ((began, took), movable) in enumerate(zip(self.groups, early, strict=True)):
+            if owed > movable:
+                return False
+            own, spare = took - owed, movable - owed
+            needed = began * calls
+            if index == 0 and own > needed:
+                own -= min(spare, own - needed)
+            if own > needed:
+                return False
+            owed = needed - own
+        return owed == 0
 
     def __str__(self) -> str:
         shape = ", ".join(
@@ -144,6 +164,7 @@ def reconciles_of(
     times = [c.at for c in mine]
     seconds = sorted({_whole_second(b) for b in begun})
     groups: list[tuple[int, int]] = []
+    early: list[int] = []
     memoised = 0
     for index, second in enumerate(seconds):
         if not _whole_second(start) <= second <= end:
@@ -153,5 +174,7 @@ def reconciles_of(
         first = bisect.bisect_left(times, second)
         last = bisect.bisect_left(times, until) if until is not None else len(times)
         groups.append((began, last - first))
+        next_second = second + datetime.timedelta(seconds=1)
+        early.append(bisect.bisect_left(times, next_second, first, last) - first)
         memoised += sum(1 for c in mine[first:last] if c.memoised)
-    return Reconciles(groups=tuple(groups), memoised=memoised)
+    return Reconciles(groups=tuple(groups), memoised=memoised, early=tuple(early))
