@@ -173,8 +173,8 @@ class Pair:
     def settled(self) -> Snapshot:
         """Waits until both XRs are Synced and Ready on their latest generation (a reconcile
         has succeeded since their last edit: a condition left from before a fault proves
-        nothing), everything the pools added to them must make exists, and nothing of theirs
-        has changed for a while.
+        nothing), everything they must make exists (the live in-cluster objects and what the
+        added pools make), and nothing of theirs has changed for a while.
 
         The generation alone does not prove the latest spec was composed. Crossplane's status
         patch after composing reads the XR back, edits made meanwhile included (v2.4.0
@@ -188,11 +188,15 @@ class Pair:
         unmade: list[str] = []
 
         def all_made() -> bool:
-            unmade[:] = sorted(self.promised - self.present())
+            # Every live in-cluster object too, not only the added pools': under load
+            # provider-kubernetes may apply one (the StorageClass clone, seen in the upgrade
+            # test) after both XRs already report Ready.
+            expected = self.promised | set(self._live_objects())
+            unmade[:] = sorted(expected - self.present())
             return not unmade
 
         try:
-            wait_for("what the added pools make", all_made, CONVERGE_SECONDS)
+            wait_for("what the XRs make, in the cluster too", all_made, CONVERGE_SECONDS)
         except WaitTimedOut as error:
             raise WaitTimedOut(f"{error}; never made: {unmade}") from error
         for member in self.members:
