@@ -191,7 +191,7 @@ class Pair:
             # Every live in-cluster object too, not only the added pools': under load
             # provider-kubernetes may apply one (the StorageClass clone, seen in the upgrade
             # test) after both XRs already report Ready.
-            expected = self.promised | set(self._live_objects())
+            expected = self.promised | {live_key(kind, name) for kind, name in self.live()}
             unmade[:] = sorted(expected - self.present())
             return not unmade
 

@@ -25,10 +25,9 @@ from typing import Any
 from .engine import Engine
 
 # The modules that get a control plane of their own, on each engine that runs them; every other
-# module shares the shard DEFAULT_SHARD. Measured on 2 cores with the shards side by side, in
-# seconds with the control plane's start (docs/testing.md): faults ~530, coreweave ~390 on
-# v2.4.0 and ~520 on v2.3.4 (its token rotation waits for the poll), cluster-autoscaler ~400,
-# pools-and-upgrade ~480, the rest ~440 on v2.4.0 and ~400 on the older engines.
+# module shares the shard DEFAULT_SHARD. Chosen so that no shard is much longer than the
+# slowest module group, test_faults (docs/testing.md, "How long the proof takes", has each
+# shard's measured time).
 SHARDS: dict[str, str] = {
     "test_faults": "faults",
     "test_coreweave": "coreweave",
@@ -80,8 +79,8 @@ def own_network_available() -> bool:
 
 
 def make_scheduler(config: Any, log: Any, engines: list[Engine]) -> Any:
-    """xdist's scope scheduling, with a scope per shard: each worker takes whole shards, the
-    largest first."""
+    """xdist's scope scheduling, with a scope per shard: each worker takes whole shards (those
+    with the most tests first, when there are more shards than workers)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ShardScheduling(LoadScopeScheduling):  # type: ignore[misc]
