@@ -22,8 +22,8 @@ run: $(STAMP)
 test: lint typecheck render-check unit
 
 lint: $(STAMP)
-	$(BIN)/ruff format --check function tests hack
-	$(BIN)/ruff check function tests hack
+	$(BIN)/ruff format --check function tests hack harness
+	$(BIN)/ruff check function tests hack harness
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -100,7 +100,7 @@ controlplane: crank
 
 ## previous-release: the previous release's Function package (hack/release/previous.env), built from its commit, for the upgrade test (cached outside the clone)
 previous-release: $(STAMP) crank
-	$(BIN)/python -m tests.e2e.harness.releases
+	$(BIN)/python -m harness.e2e.releases
 
 ## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e), on every engine of the version matrix, its shards side by side (a worker and control plane each), a line per test naming its engine and providers; a skip fails here
 e2e: $(STAMP) controlplane xpkg previous-release

@@ -3,7 +3,7 @@ lifecycle stage of the set's example XR (and, for Civo, the connection Secret th
 writes, in tests/stages/<set>/required/).
 
 Each stage is reached the way a real control plane gets there: the function's own desired
-state is applied (tests.support.World), then providers report status. Run it after a change
+state is applied (harness.fixtures.World), then providers report status. Run it after a change
 to what the function composes, then `make render` to refresh the rendered outputs.
 """
 
@@ -20,8 +20,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hack.example_sets import ExampleSet, example_sets  # noqa: E402
-from tests.support import World, civo_connection_secret  # noqa: E402
+from harness.example_sets import ExampleSet, example_sets  # noqa: E402
+from harness.fixtures import World, civo_connection_secret  # noqa: E402
 
 SHARED_VAST = {
     "apiVersion": "storage.k8s.io/v1",

@@ -26,8 +26,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from hack.example_sets import STAGES, ExampleSet, example_sets
-from tests.e2e.harness.binaries import versions
+from harness.e2e.binaries import versions
+from harness.example_sets import STAGES, ExampleSet, example_sets
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))

@@ -45,7 +45,7 @@ import psutil  # noqa: E402
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1  # noqa: E402
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1  # noqa: E402
 
-from tests.support import (  # noqa: E402
+from harness.fixtures import (  # noqa: E402
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
     World,

@@ -14,10 +14,8 @@ import yaml
 
 from function.civo.autoscaler import CIVO_API_SECRET, RELEASE_FOR_MINOR, kubernetes_minor
 from function.input import parse_input
+from harness.pinned_chart import step_input
 
-REPO = Path(__file__).resolve().parents[1]
-CHARTS = REPO.parent / "shared" / "charts"
-COMPOSITION = REPO / "apis" / "civoclusters" / "composition.yaml"
 # Where Civo's own API Secret sits, and the keys the chart reads from it (chart README).
 CIVO_ENV = {
     "CIVO_API_URL": "api-url",
@@ -27,23 +25,6 @@ CIVO_ENV = {
 }
 CHART_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
 CONTAINER = "civo-cluster-autoscaler"
-CHART_NAME = "cluster-autoscaler"
-
-
-def chart_archive(version: str) -> Path:
-    return CHARTS / f"{CHART_NAME}-{version}.tgz"
-
-
-def step_input() -> dict[str, Any]:
-    composition = yaml.safe_load(COMPOSITION.read_text())
-    steps = composition["spec"]["pipeline"]
-    assert len(steps) == 1, "one function step composes a CivoCluster"
-    return dict(steps[0]["input"])
-
-
-def pinned_chart_version() -> str:
-    """The chart version the committed Civo Composition pins."""
-    return str(step_input()["civo"]["clusterAutoscaler"]["chartVersion"])
 
 
 def chart_default_args(archive: Path) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from tests.support import ENDPOINT, NAMESPACE, ORG_TOKEN
+from harness.fixtures import ENDPOINT, NAMESPACE, ORG_TOKEN
 
 CLOUD_NAME = "inference-east-c7d16"
 VPC_NAME = "inference-east-vpc-99124"

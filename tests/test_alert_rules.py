@@ -25,7 +25,7 @@ import yaml
 from prometheus_client.utils import floatToGoString
 
 from function.metrics import CALL_SECONDS_BUCKETS
-from tests.e2e.harness.binaries import REPO, cache_root
+from harness.e2e.binaries import REPO, cache_root
 
 BUILD_SCRIPT = REPO / "hack" / "controlplane" / "build-promtool.sh"
 MONITORING = REPO / "deploy" / "monitoring.yaml"

@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.example_sets import STAGES, example_set, example_sets
+from harness.e2e.binaries import helm
+from harness.example_sets import STAGES, example_set, example_sets
+from harness.pinned_chart import CHARTS, chart_archive
 from tests import autoscaler_expected as expect
-from tests.autoscaler_expected import CHART_IMAGE, CHARTS, chart_archive
-from tests.e2e.harness.binaries import helm
+from tests.autoscaler_expected import CHART_IMAGE
 
 RELEASE_KIND = ("helm.m.crossplane.io/v1beta1", "Release")
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests import civo_expected as expected
-from tests.support import (
+from harness.fixtures import (
     civo_required,
     civo_xr,
     conditions,
@@ -18,6 +17,7 @@ from tests.support import (
     results,
     run,
 )
+from tests import civo_expected as expected
 
 READY = {
     "conditions": [

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests import civo_expected as expected
-from tests.support import (
+from harness.fixtures import (
     CIVO_SECRET_NAME,
     civo_connection_secret,
     civo_xr,
@@ -20,6 +19,7 @@ from tests.support import (
     run,
     xr_status,
 )
+from tests import civo_expected as expected
 
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 REQUIREMENT = "civo-connection-secret"

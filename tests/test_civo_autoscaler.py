@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from harness.fixtures import civo_required, civo_xr, desired, request, results, run
 from tests import civo_expected as expected
-from tests.support import civo_required, civo_xr, desired, request, results, run
 
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 POOL_ID = "a7c1e0f2-l40s"

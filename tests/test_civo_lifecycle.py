@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests import civo_expected as expected
-from tests.support import (
+from harness.fixtures import (
     World,
     civo_connection_secret,
     civo_xr,
@@ -13,6 +12,7 @@ from tests.support import (
     results,
     xr_status,
 )
+from tests import civo_expected as expected
 
 SECRETS = {"secrets": [{"type": "Kubeconfig", "name": expected.SECRET_NAME, "key": "kubeconfig"}]}
 

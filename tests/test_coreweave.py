@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests import coreweave_expected as expected
-from tests.support import (
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
     NAMESPACE,
@@ -25,6 +24,7 @@ from tests.support import (
     run,
     xr_status,
 )
+from tests import coreweave_expected as expected
 
 READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 

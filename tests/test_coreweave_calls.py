@@ -15,7 +15,7 @@ from function.coreweave import access
 from function.shared.observed import View
 from function.shared.outcome import Requirement
 from function.shared.validation import Credentials
-from tests.support import (
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     NAMESPACE,
     World,
@@ -41,7 +41,7 @@ def secret_requirement(name: str, namespace: str = "crossplane-system") -> Requi
     return Requirement("coreweave-credentials", "v1", "Secret", name, namespace)
 
 
-# The two requirements loops, by the engines that run them (tests/support.py).
+# The two requirements loops, by the engines that run them (harness/fixtures.py).
 LOOPS = pytest.mark.parametrize("seeded", [False, True], ids=["v2.1-loop", "v2.4-loop"])
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from tests import coreweave_expected as expected
-from tests.support import (
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
     World,
@@ -17,6 +16,7 @@ from tests.support import (
     results,
     xr_status,
 )
+from tests import coreweave_expected as expected
 
 KUBECONFIG_STATUS = {
     "secrets": [{"type": "Kubeconfig", "name": expected.SECRET_NAME, "key": "kubeconfig"}]

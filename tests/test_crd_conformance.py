@@ -11,10 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.example_sets import example_set
-from tests import coreweave_expected as expected
-from tests.crdcheck import CrdCatalog, shared_crds_dir
-from tests.support import (
+from harness.example_sets import example_set
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     CORE_KINDS,
     ENDPOINT,
@@ -26,6 +24,8 @@ from tests.support import (
     desired,
     xr_status,
 )
+from tests import coreweave_expected as expected
+from tests.crdcheck import CrdCatalog, shared_crds_dir
 
 CRDS = shared_crds_dir()
 if CRDS is None:

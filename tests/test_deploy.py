@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from function import addresses, health, metrics, runner
-from tests.e2e.harness.operability import CROSSPLANE_CORE_SERIES
-from tests.support import civo_xr, coreweave_xr, request
+from harness.e2e.operability import CROSSPLANE_CORE_SERIES
+from harness.fixtures import civo_xr, coreweave_xr, request
 
 ROOT = Path(__file__).resolve().parents[1]
 # The ports the function serves by default: the runtime config relies on them, sets no flag.

@@ -13,7 +13,7 @@ from urllib.parse import unquote
 import pytest
 
 from hack import render as render_script
-from hack.example_sets import example_set
+from harness.example_sets import example_set
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

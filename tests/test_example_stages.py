@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hack import example_stages
-from hack.example_sets import ROOT, ExampleSet, example_sets
+from harness.example_sets import ROOT, ExampleSet, example_sets
 
 EXAMPLES = example_sets()
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness.binaries import REPO
-from tests.e2e.harness.faults import Tarpit
-from tests.e2e.harness.kube import ApiError, WaitTimedOut, wait_for
-from tests.e2e.harness.pair import Snapshot, differences
-from tests.e2e.harness.processes import DIE_WITH_PYTEST, ProcessGroup
-from tests.support import free_port, listening
+from harness.e2e.binaries import REPO
+from harness.e2e.faults import Tarpit
+from harness.e2e.kube import ApiError, WaitTimedOut, wait_for
+from harness.e2e.pair import Snapshot, differences
+from harness.e2e.processes import DIE_WITH_PYTEST, ProcessGroup
+from harness.fixtures import free_port, listening
 
 
 def test_a_killed_process_restarts_with_its_command_on_its_port(tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_processes_die_with_the_pytest_that_started_them(tmp_path: Path) -> None
     parent = (
         "import sys, time\n"
         "from pathlib import Path\n"
-        "from tests.e2e.harness.processes import ProcessGroup\n"
+        "from harness.e2e.processes import ProcessGroup\n"
         f"group = ProcessGroup(Path({str(tmp_path / 'logs')!r}))\n"
         f"group.start('web', [sys.executable, '-m', 'http.server', '--bind', '127.0.0.1', "
         f"'{port}'])\n"

@@ -81,3 +81,33 @@ def test_each_cloud_keeps_to_its_own_folder() -> None:
     for cloud, other in (CLOUDS, CLOUDS[::-1]):
         leaks = {m: reached(m) & set(within(other)) for m in within(cloud)}
         assert {m: found for m, found in leaks.items() if found} == {}, f"{cloud} imports {other}"
+
+
+REPO = PACKAGE.parent
+# Which top-level folders the code in each may import from: harness/ is what tests/ and hack/
+# share, so neither needs the other (tests import hack/ only to test its tools).
+MAY_IMPORT = {
+    "harness": {"function", "harness"},
+    "hack": {"function", "harness", "hack"},
+    "tests": {"function", "harness", "hack", "tests"},
+}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    """The repository's own top-level folders a file imports from (absolute imports only)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found & {*MAY_IMPORT, "function"}
+
+
+@pytest.mark.parametrize("folder", sorted(MAY_IMPORT))
+def test_shared_harness_code_has_one_home(folder: str) -> None:
+    crossings = {
+        str(path.relative_to(REPO)): sorted(top_level_imports(path) - MAY_IMPORT[folder])
+        for path in sorted((REPO / folder).rglob("*.py"))
+    }
+    assert {path: found for path, found in crossings.items() if found} == {}

@@ -15,7 +15,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
 from function.shared.cache import LRU
-from tests.support import (
+from harness.fixtures import (
     CIVO_SECRET_NAME,
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,

@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from function import addresses, metrics, runner
 from function.memo.memo import MEMO_BYTES, Memo
-from tests.support import ORG_TOKEN, civo_xr, coreweave_xr, request
+from harness.fixtures import ORG_TOKEN, civo_xr, coreweave_xr, request
 from tests.test_memo import converged_civo, converged_coreweave
 
 Sample = tuple[str, tuple[tuple[str, str], ...]]

@@ -26,8 +26,8 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.e2e.harness.certs import issue, new_ca
-from tests.support import coreweave_xr, free_port, request
+from harness.e2e.certs import issue, new_ca
+from harness.fixtures import coreweave_xr, free_port, request
 from tests.test_metrics import counted, scrape
 
 FUNCTION = str(Path(sys.executable).parent / "function")

@@ -38,9 +38,7 @@ from google.protobuf import json_format
 
 from function import runner
 from function.memo.memo import MEMO_BYTES, Memo
-from tests import civo_expected, coreweave_expected
-from tests.crdcheck import shared_crds_dir
-from tests.support import (
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
     World,
@@ -55,6 +53,8 @@ from tests.support import (
     results,
     xr_status,
 )
+from tests import civo_expected, coreweave_expected
+from tests.crdcheck import shared_crds_dir
 
 OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
 RELEASE = ("helm.m.crossplane.io/v1beta1", "Release")

@@ -15,8 +15,8 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from function import health
-from tests.e2e.harness.calls import read_calls
-from tests.support import civo_xr, coreweave_xr, free_port, request
+from harness.e2e.calls import read_calls
+from harness.fixtures import civo_xr, coreweave_xr, free_port, request
 from tests.test_coreweave import CREDENTIALS, cluster_up
 from tests.test_metrics import counted, scrape
 from tests.test_server import serving

@@ -35,8 +35,7 @@ from google.protobuf import json_format
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
-from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
-from tests.support import (
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     CORE_KINDS,
     ENDPOINT,
@@ -50,6 +49,7 @@ from tests.support import (
     run,
     token_forms,
 )
+from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()

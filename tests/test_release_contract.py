@@ -2,7 +2,7 @@
 names when this version composes it.
 
 The previous release is pinned by its commit in hack/release/previous.env (read and exported
-by tests/e2e/harness/releases.py). Its example inputs (XRs, observed stages, required resources,
+by harness/e2e/releases.py). Its example inputs (XRs, observed stages, required resources,
 functions) and its Compositions, as they were at that commit, are rendered with this version's function through the real crank; every composed
 resource the previous release's committed render has must come out under the same key with the
 same identity: kind, object name, and the names the providers and the cluster know it by. A
@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from hack import render as render_script
-from tests.e2e.harness.releases import export, pinned
+from harness.e2e.releases import export, pinned
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCE_KEY = "crossplane.io/composition-resource-name"

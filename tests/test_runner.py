@@ -12,7 +12,7 @@ from crossplane.function import logging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
-from tests.support import coreweave_xr, request, results, run
+from harness.fixtures import coreweave_xr, request, results, run
 
 
 def xr_without(*path: str) -> dict[str, Any]:

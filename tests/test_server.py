@@ -19,8 +19,8 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
-from tests.e2e.harness.calls import read_calls
-from tests.support import ORG_TOKEN, coreweave_xr, free_port, request, token_forms
+from harness.e2e.calls import read_calls
+from harness.fixtures import ORG_TOKEN, coreweave_xr, free_port, request, token_forms
 from tests.test_coreweave import CREDENTIALS, cluster_up
 
 FUNCTION = str(Path(sys.executable).parent / "function")

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.e2e.harness.calls import Call, Reconciles, read_reconciles, reconciles_of
-from tests.e2e.harness.engine import Engine, engines
-from tests.e2e.harness.kinds import CIVO_CLUSTER_XR, COREWEAVE_CLUSTER_XR
-from tests.e2e.harness.shards import (
+from harness.e2e.calls import Call, Reconciles, read_reconciles, reconciles_of
+from harness.e2e.engine import Engine, engines
+from harness.e2e.kinds import CIVO_CLUSTER_XR, COREWEAVE_CLUSTER_XR
+from harness.e2e.shards import (
     EVERY_ENGINE_MODULES,
     SHARDS,
     shard_of,

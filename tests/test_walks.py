@@ -55,8 +55,7 @@ from crossplane.function import logging as fnlogging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
-from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
-from tests.support import (
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     CORE_KINDS,
     ENDPOINT,
@@ -73,6 +72,7 @@ from tests.support import (
     token_forms,
     xr_status,
 )
+from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()

@@ -3,7 +3,7 @@ metrics and with them.
 
 One module per concern, so a new scenario or measurement touches one file:
 
-- `xrs.py`        the converged 8-pool XR of each kind, reached through tests.support.World
+- `xrs.py`        the converged 8-pool XR of each kind, reached through harness.fixtures.World
 - `noise.py`      the metadata the API server, Crossplane and providers add (request shape)
 - `scenarios.py`  serialized requests per kind and shape; fleet members; per-call variation
 - `floors.py`     the no-op and replay floor servers (standalone scripts)

@@ -34,7 +34,7 @@ from hack.bench.servers import (
     noop_argv,
     replay_argv,
 )
-from tests.support import desired, free_port
+from harness.fixtures import desired, free_port
 
 QUICK_ENV = "BENCH_QUICK"
 

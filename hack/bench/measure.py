@@ -30,7 +30,7 @@ from hack.bench.servers import (
     Server,
     wait_listening,
 )
-from tests.support import free_port
+from harness.fixtures import free_port
 
 
 def pct(values: list[float], q: float) -> float:

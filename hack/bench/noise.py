@@ -17,7 +17,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench.xrs import COREWEAVE_POOLS, CREATED, SYNCED_AT, condition
-from tests.support import World, xr_status
+from harness.fixtures import World, xr_status
 
 # Any increasing numbers: the API server's resourceVersions are opaque.
 _RESOURCE_VERSIONS = itertools.count(48213377, 7)

@@ -40,7 +40,7 @@ from hack.bench.xrs import (
     converged_civo,
     converged_coreweave,
 )
-from tests.support import desired, request
+from harness.fixtures import desired, request
 
 # Request shapes: what Crossplane sends (noise) and the converged state alone (bare).
 NOISY, BARE = "with metadata noise", "bare"

@@ -1,6 +1,6 @@
 """The two converged 8-pool XRs, reached the way the lifecycle tests reach them.
 
-tests.support.World drives the reconciles and the providers report what they report once the
+harness.fixtures.World drives the reconciles and the providers report what they report once the
 XR has converged: every composed resource Ready, provider atProvider fields, the live in-cluster
 objects provider-kubernetes shows in an Object's status, Civo pool IDs. Nothing here is metadata
 noise (uid, managedFields ...): `noise.py` adds that for the request shape that carries it.
@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from tests.support import (
+from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
     World,

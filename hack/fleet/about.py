@@ -8,9 +8,9 @@ import platform
 import psutil
 
 from hack import provenance
-from tests.e2e.harness.binaries import versions
-from tests.e2e.harness.engine import Engine
-from tests.e2e.harness.runtime import package_version
+from harness.e2e.binaries import versions
+from harness.e2e.engine import Engine
+from harness.e2e.runtime import package_version
 
 
 def machine() -> dict[str, str]:

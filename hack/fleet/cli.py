@@ -33,11 +33,11 @@ from hack.fleet.fakecloud import CountingKube
 from hack.fleet.peak import Peak
 from hack.fleet.report import KindFigures, Run, fmt, percentile, ratio, render
 from hack.fleet.xrs import Member, autoscaled, fleet
-from tests.e2e.harness.binaries import REPO, locate
-from tests.e2e.harness.engine import Engine, engines
-from tests.e2e.harness.stages import IDLE_WINDOW_SECONDS, LOG_SETTLE_SECONDS, QUIET_SECONDS
-from tests.e2e.harness.suite import Suite, start
-from tests.e2e.harness.usage import snapshot
+from harness.e2e.binaries import REPO, locate
+from harness.e2e.engine import Engine, engines
+from harness.e2e.stages import IDLE_WINDOW_SECONDS, LOG_SETTLE_SECONDS, QUIET_SECONDS
+from harness.e2e.suite import Suite, start
+from harness.e2e.usage import snapshot
 
 SIZE_ENV = "FLEET_SIZE"
 AUTOSCALED_ENV = "FLEET_CIVO_AUTOSCALED"
@@ -135,7 +135,7 @@ def harness_notes(
         f"All {len(members)} XRs were sent at once (within {sent_within:.1f} s); time to Ready "
         "runs from the moment the harness sent each XR to the first watch event showing it "
         "Ready=True, so it includes waiting behind the rest of the fleet.",
-        "The clouds are faked (tests/e2e/harness/fakeprovider.py): one loop in the harness "
+        "The clouds are faked (harness/e2e/fakeprovider.py): one loop in the harness "
         "process lists every managed kind and reads each resource's references, every 0.5 s "
         "during bring-up. A real provider is driven by watches and reads from its informer "
         "cache, so part of kube-apiserver's and etcd's CPU during bring-up is the harness's "

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from hack.fleet.window import Sample, sum_series
-from tests.e2e.harness import kinds
-from tests.e2e.harness.kube import Kube
-from tests.e2e.harness.operability import HARNESS_MARKER
-from tests.e2e.harness.watchlog import WatchLog
+from harness.e2e import kinds
+from harness.e2e.kube import Kube
+from harness.e2e.operability import HARNESS_MARKER
+from harness.e2e.watchlog import WatchLog
 
 # ProcessGroup.restart writes this into the log of each process it starts again.
 RESTART_MARKER = f"{HARNESS_MARKER.strip()} restarted"

@@ -1,4 +1,4 @@
-"""The harness's fake cloud (tests/e2e/harness/fakeprovider.py) as the fleet uses it: its API
+"""The harness's fake cloud (harness/e2e/fakeprovider.py) as the fleet uses it: its API
 requests counted and its passes timed, to say how much of the API server's load and of the time
 to Ready is the harness's own, and its loop slowed while the fleet is idle.
 
@@ -17,9 +17,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from tests.e2e.harness.controlplane import ControlPlane
-from tests.e2e.harness.fakeprovider import MANAGED_KINDS, FakeCloud
-from tests.e2e.harness.kube import Kube
+from harness.e2e.controlplane import ControlPlane
+from harness.e2e.fakeprovider import MANAGED_KINDS, FakeCloud
+from harness.e2e.kube import Kube
 
 # While the fleet is idle: a converged resource needs nothing from its provider, and this keeps
 # the fake's requests a small part of the API server's work.

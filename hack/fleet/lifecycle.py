@@ -8,12 +8,12 @@ from collections import Counter
 from typing import Any
 
 from hack.fleet.xrs import Member
-from tests.e2e.harness import kinds
-from tests.e2e.harness.kube import ApiError, Kube, condition, is_true
-from tests.e2e.harness.stages import COREWEAVE_FIXED_IN_CLUSTER
-from tests.e2e.harness.suite import Suite
-from tests.e2e.harness.usage import group_processes
-from tests.e2e.harness.watchlog import COMPOSITE_LABEL, Change, WatchLog
+from harness.e2e import kinds
+from harness.e2e.kube import ApiError, Kube, condition, is_true
+from harness.e2e.stages import COREWEAVE_FIXED_IN_CLUSTER
+from harness.e2e.suite import Suite
+from harness.e2e.usage import group_processes
+from harness.e2e.watchlog import COMPOSITE_LABEL, Change, WatchLog
 
 # Listing both XR kinds is two requests; every 2 s costs the API server nothing measurable.
 POLL_SECONDS = 2

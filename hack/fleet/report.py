@@ -21,7 +21,7 @@ class KindFigures:
     created: int
     # Creation to Ready=True, of each XR that became Ready.
     ready_seconds: tuple[float, ...]
-    # The engine's calls per converged reconcile for this kind (tests/e2e/harness/engine.py).
+    # The engine's calls per converged reconcile for this kind (harness/e2e/engine.py).
     expected_calls: int
     reconciles: int
     calls: int
@@ -436,7 +436,7 @@ def render(run: Run) -> str:
         wrap(
             "Reconciles are Crossplane's `Reconciling` lines for each fleet XR that began in the "
             "window; calls are the function's log lines for that XR from each reconcile's start "
-            "to the next (tests/e2e/harness/calls.py). *Changes* are watch events on an XR or "
+            "to the next (harness/e2e/calls.py). *Changes* are watch events on an XR or "
             "anything it composed that changed more than the Responsive condition: a converged "
             "fleet has none."
         ),

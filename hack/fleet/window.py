@@ -16,15 +16,15 @@ from prometheus_client.parser import text_string_to_metric_families
 from hack.fleet.fakecloud import CountingKube
 from hack.fleet.report import Cost, KindFigures, Memo
 from hack.fleet.xrs import Member
-from tests.e2e.harness.calls import Call, read_calls, read_reconciles, reconciles_of
-from tests.e2e.harness.operability import Counted, counted, counts_match_log, logged, scrape
-from tests.e2e.harness.runtime import FUNCTION_PROCESS
-from tests.e2e.harness.suite import Suite
-from tests.e2e.harness.usage import Usage, snapshot
-from tests.e2e.harness.usage import usage as process_usage
-from tests.e2e.harness.watchlog import Change, WatchLog, explain
+from harness.e2e.calls import Call, read_calls, read_reconciles, reconciles_of
+from harness.e2e.operability import Counted, counted, counts_match_log, logged, scrape
+from harness.e2e.runtime import FUNCTION_PROCESS
+from harness.e2e.suite import Suite
+from harness.e2e.usage import Usage, snapshot
+from harness.e2e.usage import usage as process_usage
+from harness.e2e.watchlog import Change, WatchLog, explain
 
-# Crossplane logs this message as each reconcile begins (tests/e2e/harness/calls.py); the
+# Crossplane logs this message as each reconcile begins (harness/e2e/calls.py); the
 # reconciles are read from a copy of the log holding only these lines, once per XR.
 RECONCILING = "\tReconciling\t"
 # Process names of ProcessGroup, grouped as a user would see them: the role, the names (a

@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from hack.example_sets import example_set
-from tests.e2e.harness import kinds
-from tests.e2e.harness.kube import Kind
+from harness.e2e import kinds
+from harness.e2e.kube import Kind
+from harness.example_sets import example_set
 
 COREWEAVE_EXAMPLE = example_set("coreweave").xr
 CIVO_EXAMPLE = example_set("civo").xr

@@ -5,7 +5,7 @@ Every test runs on the primary engine; a test marked `every_engine` also runs on
 Test IDs name the engine and what runs under it
 (`test_civo_cluster_lifecycle[crossplane-v2.4.0+kubernetes-v1.36.5+...]`). Under pytest-xdist
 (`make e2e`: `-n auto`) the suite runs as shards side by side, each on a worker
-and control plane of its own (tests/e2e/harness/shards.py); without it, shard after shard.
+and control plane of its own (harness/e2e/shards.py); without it, shard after shard.
 
 Plain `pytest` without the binaries skips these tests with the command that builds them;
 `make e2e` builds (or reuses) the binaries and runs them.
@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from .harness.binaries import locate
-from .harness.charts import chart_archive
-from .harness.engine import Engine, engines
-from .harness.shards import OWN_NETWORK, make_scheduler, own_network_available, shards
-from .harness.suite import SHARED_CRDS, Suite, start
+from harness.e2e.binaries import locate
+from harness.e2e.charts import chart_archive
+from harness.e2e.engine import Engine, engines
+from harness.e2e.shards import OWN_NETWORK, make_scheduler, own_network_available, shards
+from harness.e2e.suite import SHARED_CRDS, Suite, start
 
 SUITE_KEY = pytest.StashKey[Suite]()
 # What each engine's suite found worth a line (churn tables, idle windows), kept past its teardown.
@@ -57,7 +57,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under pytest-xdist each worker takes whole shards (tests/e2e/harness/shards.py)."""
+    """Under pytest-xdist each worker takes whole shards (harness/e2e/shards.py)."""
     return make_scheduler(config, log, ENGINES)
 
 

@@ -15,13 +15,12 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.example_sets import example_set
-
-from .harness import kinds
-from .harness.kube import is_true, wait_for
-from .harness.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_ready
-from .harness.suite import Suite
-from .harness.xr import composed
+from harness.e2e import kinds
+from harness.e2e.kube import is_true, wait_for
+from harness.e2e.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_ready
+from harness.e2e.suite import Suite
+from harness.e2e.xr import composed
+from harness.example_sets import example_set
 
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 AUTOSCALER = "cks-cluster-autoscaler"

@@ -16,20 +16,19 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.example_sets import example_set
-
-from .harness import kinds
-from .harness.kube import ApiError, wait_for
-from .harness.stages import (
+from harness.e2e import kinds
+from harness.e2e.kube import ApiError, wait_for
+from harness.e2e.stages import (
     CONVERGE_SECONDS,
     converged_idle_window,
     get_xr,
     same_objects,
     wait_ready,
 )
-from .harness.suite import Suite
-from .harness.watchlog import format_churn
-from .harness.xr import EXTERNAL_NAME, composed, reason
+from harness.e2e.suite import Suite
+from harness.e2e.watchlog import format_churn
+from harness.e2e.xr import EXTERNAL_NAME, composed, reason
+from harness.example_sets import example_set
 
 XR_FILE = example_set("civo").xr
 XR_KIND = kinds.CIVO_CLUSTER_XR

@@ -17,16 +17,16 @@ from typing import Any
 
 import yaml
 
+from harness.e2e import kinds
+from harness.e2e.kube import Kube, condition, is_true, wait_for
+from harness.e2e.providerhelm import POLL
+from harness.e2e.scene import mirrored
+from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
+from harness.e2e.suite import Suite
+from harness.e2e.workload import KUBE_SYSTEM, helm_releases
+from harness.e2e.xr import COMPOSITE_LABEL, EXTERNAL_NAME, composed, external_name, reason
+from harness.pinned_chart import COMPOSITION, chart_archive, pinned_chart_version
 from tests import autoscaler_expected as expect
-
-from .harness import kinds
-from .harness.kube import Kube, condition, is_true, wait_for
-from .harness.providerhelm import POLL
-from .harness.scene import mirrored
-from .harness.stages import CONVERGE_SECONDS, wait_ready
-from .harness.suite import Suite
-from .harness.workload import KUBE_SYSTEM, helm_releases
-from .harness.xr import COMPOSITE_LABEL, EXTERNAL_NAME, composed, external_name, reason
 
 XR_KIND = kinds.CIVO_CLUSTER_XR
 NAMESPACE = "ml-team"
@@ -59,7 +59,7 @@ POOLS: list[dict[str, Any]] = [
     },
 ]
 KUBERNETES_VERSION = "1.34.1-k3s1"
-CHART_VERSION = expect.pinned_chart_version()
+CHART_VERSION = pinned_chart_version()
 # Long enough that the Release's own name (59 characters) is one Helm refuses as a release name.
 LONG_NAME = "inference-lon-from-the-oci-mirror"
 
@@ -137,7 +137,7 @@ class Autoscaled:
         return dict(container)
 
     def expected_command(self) -> list[str]:
-        archive = expect.chart_archive(self.release()["spec"]["forProvider"]["chart"]["version"])
+        archive = chart_archive(self.release()["spec"]["forProvider"]["chart"]["version"])
         return expect.command(self.xr["spec"]["nodePools"], self.pool_ids(), archive)
 
     def values_composed(self) -> int:
@@ -296,7 +296,7 @@ def test_the_autoscaler_chart_comes_from_an_oci_mirror(suite: Suite) -> None:
     in the Composition's input (chartRepository: oci://<registry>/<path>). The XR's name is
     long: Helm gets a release name within its 53 characters."""
     api = suite.plane.api
-    composition = mirrored(yaml.safe_load(expect.COMPOSITION.read_text()), suite.chart_registry.url)
+    composition = mirrored(yaml.safe_load(COMPOSITION.read_text()), suite.chart_registry.url)
     composition["metadata"]["name"] = "civoclusters-oci-mirror"
     api.apply(kinds.COMPOSITION, composition)
     cluster = Autoscaled(suite, manifest(LONG_NAME, composition="civoclusters-oci-mirror"))

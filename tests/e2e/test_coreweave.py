@@ -17,13 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from hack.example_sets import example_set
-
-from .harness import kinds
-from .harness.controlplane import CROSSPLANE_NAMESPACE
-from .harness.kube import ApiError, condition, is_true, wait_for
-from .harness.scene import CREDENTIALS_SECRET
-from .harness.stages import (
+from harness.e2e import kinds
+from harness.e2e.controlplane import CROSSPLANE_NAMESPACE
+from harness.e2e.kube import ApiError, condition, is_true, wait_for
+from harness.e2e.scene import CREDENTIALS_SECRET
+from harness.e2e.stages import (
     CONVERGE_SECONDS,
     QUIET_SECONDS,
     converged_idle_window,
@@ -32,9 +30,10 @@ from .harness.stages import (
     wait_quiet,
     wait_ready,
 )
-from .harness.suite import Suite
-from .harness.watchlog import format_churn
-from .harness.xr import composed, reason, secret_text
+from harness.e2e.suite import Suite
+from harness.e2e.watchlog import format_churn
+from harness.e2e.xr import composed, reason, secret_text
+from harness.example_sets import example_set
 
 XR_FILE = example_set("coreweave").xr
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR

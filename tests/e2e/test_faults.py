@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from .harness import kinds
-from .harness.faults import (
+from harness.e2e import kinds
+from harness.e2e.faults import (
     CredentialsDeleted,
     Fault,
     FunctionKilled,
@@ -27,10 +27,10 @@ from .harness.faults import (
     Killed,
     ProviderKubernetesKilled,
 )
-from .harness.kube import ApiError
-from .harness.pair import NAMESPACE, Pair, differences, live_key
-from .harness.suite import Suite
-from .harness.xr import composed
+from harness.e2e.kube import ApiError
+from harness.e2e.pair import NAMESPACE, Pair, differences, live_key
+from harness.e2e.suite import Suite
+from harness.e2e.xr import composed
 
 COREWEAVE_POOL = {
     "name": "cpu-fault",

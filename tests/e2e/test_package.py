@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from .harness import kinds
-from .harness.kube import is_true
-from .harness.runtime import FUNCTION_NAME
-from .harness.suite import Suite
+from harness.e2e import kinds
+from harness.e2e.kube import is_true
+from harness.e2e.runtime import FUNCTION_NAME
+from harness.e2e.suite import Suite
 
 
 @pytest.mark.every_engine

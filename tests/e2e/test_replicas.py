@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import yaml
 
-from hack.example_sets import example_set
-
-from .harness import kinds
-from .harness.calls import read_calls
-from .harness.kube import wait_for
-from .harness.replicas import replicas
-from .harness.stages import CONVERGE_SECONDS
-from .harness.suite import Suite
+from harness.e2e import kinds
+from harness.e2e.calls import read_calls
+from harness.e2e.kube import wait_for
+from harness.e2e.replicas import replicas
+from harness.e2e.stages import CONVERGE_SECONDS
+from harness.e2e.suite import Suite
+from harness.example_sets import example_set
 
 XR_FILE = example_set("civo").xr
 NAME = "replicas-check"

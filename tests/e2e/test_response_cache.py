@@ -19,11 +19,10 @@ from typing import Any
 
 import yaml
 
-from hack.example_sets import example_set
-
-from .harness import kinds
-from .harness.stages import delete_coreweave_xr, settle_and_measure_idle, wait_ready
-from .harness.suite import Suite
+from harness.e2e import kinds
+from harness.e2e.stages import delete_coreweave_xr, settle_and_measure_idle, wait_ready
+from harness.e2e.suite import Suite
+from harness.example_sets import example_set
 
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 NAME = "response-cache"

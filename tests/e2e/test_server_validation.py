@@ -14,13 +14,12 @@ from typing import Any
 
 import yaml
 
-from hack.example_sets import STAGES, example_sets
+from harness.e2e import kinds
+from harness.e2e.binaries import REPO
+from harness.e2e.kube import ApiError, Kind
+from harness.e2e.suite import SHARED_CRDS, Suite
+from harness.example_sets import STAGES, example_sets
 from tests.crdcheck import CrdCatalog
-
-from .harness import kinds
-from .harness.binaries import REPO
-from .harness.kube import ApiError, Kind
-from .harness.suite import SHARED_CRDS, Suite
 
 # Its own namespace: the lifecycle tests' XRs in ml-team have composed objects of these names.
 DRY_RUN_NAMESPACE = "e2e-dry-run"

@@ -10,11 +10,11 @@ must be Ready again. Pointing back at the previous release's tag (a rollback) mu
 
 from __future__ import annotations
 
-from .harness.binaries import REPO
-from .harness.pair import Pair, differences
-from .harness.releases import previous_release
-from .harness.runtime import push_package
-from .harness.suite import Suite
+from harness.e2e.binaries import REPO
+from harness.e2e.pair import Pair, differences
+from harness.e2e.releases import previous_release
+from harness.e2e.runtime import push_package
+from harness.e2e.suite import Suite
 
 # One CPU pool: the CoreWeaveCluster's live objects are its NodePool, the system pool and the
 # StorageClass clone.

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import free_port
+from harness.fixtures import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"

@@ -12,7 +12,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 
-from tests.e2e.harness.operability import Counted, SidePorts, counted, health_status, scrape
+from harness.e2e.operability import Counted, SidePorts, counted, health_status, scrape
 from tests.image.conftest import CERTS_MOUNT, Image, run_image
 from tests.test_mtls import PKI, call, check_refused, check_served, mtls, write_pki
 

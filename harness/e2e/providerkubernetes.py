@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import socket
 
-from tests.support import free_port
+from harness.fixtures import free_port
 
 from .certs import issue
 from .controlplane import ControlPlane

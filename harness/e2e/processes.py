@@ -1,7 +1,14 @@
 """Starts the control plane's processes, each logging to its own file, and stops every one of
 them by PID: on normal exit, on a failure and on Ctrl-C (an atexit hook backs up the fixture's
 teardown). A process can also be killed as a crash kills it and brought back with the same
-command, as a Pod's container restarts (tests/e2e/harness/faults.py)."""
+command, as a Pod's container restarts (harness/e2e/faults.py).
+
+Built on the standard library's subprocess, which is the library for this; what is ours is what a
+control plane under test needs and no process library gives together: one log file per component
+that survives restarts with a marker per start, a restart that replays the exact command and
+waits on the component's own readiness probe, the parent-death signal that keeps a killed run from
+leaving processes behind, and log tails for failure messages. (psutil, already a dependency, reads
+the processes' CPU and memory in usage.py; it starts and stops nothing.)"""
 
 from __future__ import annotations
 
@@ -62,7 +69,7 @@ class ProcessGroup:
         """Starts a process; `ready` tells when it serves, for restart() to wait on."""
         log = self.log_dir / f"{name}.log"
         # A name started again (an upgrade's new release) appends to the same log: the marker
-        # tells one run's lines from the last's (tests/e2e/harness/operability.py).
+        # tells one run's lines from the last's (harness/e2e/operability.py).
         with log.open("ab") as sink:
             sink.write(f"===== started by the e2e harness at {time.time():.3f} =====\n".encode())
         managed = Managed(name, _spawn(argv, env, cwd, log), log, list(argv), env or {}, cwd, ready)
@@ -183,10 +190,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is not None:
         return
     process.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + TERM_GRACE_SECONDS
-    while process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if process.poll() is None:
+    try:
+        process.wait(timeout=TERM_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
 

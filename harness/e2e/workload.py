@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support import free_port
+from harness.fixtures import free_port
 
 from . import kinds
 from .certs import issue

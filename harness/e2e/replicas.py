@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
-from tests.support import free_port, listening
+from harness.fixtures import free_port, listening
 
 from .dns import NameServer
 from .kube import wait_for

@@ -3,13 +3,13 @@
 It reconciles the cluster-autoscaler Release every CivoCluster with an autoscaled pool composes,
 through the helm ProviderConfig the function composes, that is through the Civo cluster's
 connection Secret: a kubeconfig for that cluster's own kube-apiserver
-(tests/e2e/harness/workload.py). It pulls the chart from a chart repository the harness serves
-(tests/e2e/harness/charts.py) and trusts that repository's certificate through SSL_CERT_FILE.
+(harness/e2e/workload.py). It pulls the chart from a chart repository the harness serves
+(harness/e2e/charts.py) and trusts that repository's certificate through SSL_CERT_FILE.
 
 Ports: none. hack/controlplane/build-provider-helm.sh links it with controller-runtime's metrics
 address "0" (by default it would bind :8080, the port provider-kubernetes binds), it serves no
 webhook and has no health-probe flag. provider-kubernetes binds 9443 and 8080
-(tests/e2e/harness/providerkubernetes.py). Its chart cache, relative to its working folder by
+(harness/e2e/providerkubernetes.py). Its chart cache, relative to its working folder by
 the same build, is this run's own.
 """
 

@@ -12,7 +12,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.support import free_port
+from harness.fixtures import free_port
 
 from .calls import read_calls
 from .certs import KeyPair, issue

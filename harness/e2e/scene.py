@@ -23,7 +23,7 @@ CIVO_CONFIG = "civo"
 CREDENTIALS_SECRET = "coreweave-credentials"
 # CRDs and XRDs establish in a second or two; generous for a loaded machine.
 ESTABLISH_SECONDS = 120
-MANIFESTS = Path(__file__).resolve().parents[1] / "manifests"
+MANIFESTS = Path(__file__).resolve().parent / "manifests"
 # The kinds a manifest file in this suite may hold, by apiVersion/kind.
 KNOWN_KINDS = {
     (k.api_version, k.kind): k

@@ -17,7 +17,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from tests.support import free_port, listening
+from harness.fixtures import free_port, listening
 
 from . import kinds
 from .binaries import REPO
@@ -38,7 +38,7 @@ FUNCTION_NAME = "function-inference-clusters"
 # The package `make xpkg` (issue 12) builds, runtime image embedded; used when present.
 MAKE_XPKG_OUTPUT = Path("build") / f"{FUNCTION_NAME}.xpkg"
 TLS_SECRET = f"{FUNCTION_NAME}-tls-server"
-# Its log is function.log (tests/e2e/harness/calls.py reads it).
+# Its log is function.log (harness/e2e/calls.py reads it).
 FUNCTION_PROCESS = "function"
 # A name tests/e2e/test_replicas.py resolves to several function processes; the server
 # certificate carries it, as a runtime's carries its Service's name.
@@ -104,7 +104,7 @@ class FunctionRuntime:
         self.reference = ""
         # Each function process's metrics and health probe ports, by process name.
         self.side_ports: dict[str, SidePorts] = {}
-        # The function runs at --debug: one line per call (tests/e2e/harness/calls.py).
+        # The function runs at --debug: one line per call (harness/e2e/calls.py).
         self.function_log = plane.processes.log_dir / f"{FUNCTION_PROCESS}.log"
 
     def install(self) -> None:
@@ -213,7 +213,7 @@ class FunctionRuntime:
 
     def kill(self) -> None:
         """SIGKILLs the function, as an OOM kill or a lost node does: a call in flight fails,
-        later ones wait for it (tests/e2e/harness/faults.py)."""
+        later ones wait for it (harness/e2e/faults.py)."""
         self.plane.processes.kill(FUNCTION_PROCESS)
 
     def restart(self) -> None:

@@ -1,7 +1,7 @@
 """The chart mirrors an air-gapped platform team runs, serving the real cluster-autoscaler chart
 from ../shared/charts: a Helm chart repository over HTTPS (an index.yaml that `helm repo index`
 writes, beside the archive) and an OCI registry over HTTPS (`helm push`), both with certificates
-of the harness CA, which provider-helm trusts (tests/e2e/harness/providerhelm.py).
+of the harness CA, which provider-helm trusts (harness/e2e/providerhelm.py).
 
 Each mirror records what was fetched from it, so a test can prove where a chart came from.
 """
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.autoscaler_expected import CHART_NAME, pinned_chart_version
-from tests.autoscaler_expected import chart_archive as archive_of
-from tests.support import free_port
+from harness.fixtures import free_port
+from harness.pinned_chart import CHART_NAME, pinned_chart_version
+from harness.pinned_chart import chart_archive as archive_of
 
 from .certs import issue
 from .controlplane import ControlPlane

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support import free_port
+from harness.fixtures import free_port
 
 from . import kinds
 from .binaries import Binaries
@@ -284,7 +284,7 @@ class ControlPlane:
                 f"--webhook-port={webhook_port}",
                 f"--metrics-port={self.crossplane_metrics_port}",
                 f"--health-probe-port={health_port}",
-                # A `Reconciling` line per XR reconcile: tests/e2e/harness/calls.py counts them.
+                # A `Reconciling` line per XR reconcile: harness/e2e/calls.py counts them.
                 "--debug",
                 *flags,
             ],

@@ -1,12 +1,12 @@
 """A fake cloud: a controller loop that does to the CoreWeave and Civo managed resources what
 provider-coreweave and provider-upjet-civo do, without any cloud. (The Civo cluster-autoscaler's
-Release is the real provider-helm's: tests/e2e/harness/providerhelm.py.)
+Release is the real provider-helm's: harness/e2e/providerhelm.py.)
 
 Per managed resource, like crossplane-runtime's managed reconciler: add the managed finalizer,
 resolve `*IdRef` references into `forProvider` (Synced=False until the referenced resource has an
 external name), "create" it (an ID as `crossplane.io/external-name`), report `atProvider` fields
 (the ones tests/stages/*/observed/*.yaml model), `Synced` and `Ready`; on deletion remove the
-finalizer. A Civo cluster is a real Kubernetes of its own (tests/e2e/harness/workload.py): it
+finalizer. A Civo cluster is a real Kubernetes of its own (harness/e2e/workload.py): it
 stays BUILDING until that answers, its connection Secret holds that cluster's kubeconfig, and
 deleting it deletes everything in it. It also plays CKS inside the cluster: each
 `compute.coreweave.com` NodePool gets `Validated=True` and `currentNodes = targetNodes`.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from hack.example_sets import example_set
+from harness.example_sets import example_set
 
 from . import kinds
 from .kube import Kind, Kube, WaitTimedOut, condition, wait_for
