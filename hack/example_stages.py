@@ -115,7 +115,6 @@ def coreweave(folder: ExampleSet) -> None:
         "kubeconfig",
         "kubernetes-providerconfig",
         "usage-kubeconfig-by-providerconfig",
-        "usage-cluster-by-providerconfig",
     ):
         world.report(key)
     # The pools exist: the StorageClass clone and the autoscaled pools' settings Objects join.
@@ -134,7 +133,6 @@ def coreweave(folder: ExampleSet) -> None:
     for key in (
         "kubernetes-providerconfig",
         "usage-kubeconfig-by-providerconfig",
-        "usage-cluster-by-providerconfig",
     ):
         world.observed[key]["status"] = {}
     grew = ", ".join(f"{k.removeprefix('nodepool-')} to {n}" for k, n in growth.items())

@@ -280,6 +280,14 @@ def requirements_loop(
     return passes
 
 
+SYNCED = {
+    "type": "Synced",
+    "status": "True",
+    "reason": "ReconcileSuccess",
+    "lastTransitionTime": "2026-11-30T00:00:00Z",
+}
+
+
 class World:
     """A small stand-in for Crossplane and the providers across reconciles.
 
@@ -374,13 +382,28 @@ class World:
         self.observed[key].setdefault("status", {}).update(copy.deepcopy(status))
 
     def ready(self, key: str, ready: bool = True, **status: Any) -> None:
-        condition = {
-            "type": "Ready",
-            "status": "True" if ready else "False",
-            "reason": "Available" if ready else "Unavailable",
-            "lastTransitionTime": "2026-11-30T00:00:00Z",
-        }
-        self.report(key, conditions=[condition], **status)
+        """Ready (or not) and Synced, as crossplane-runtime reports a reconcile that worked."""
+        conditions = [
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "reason": "Available" if ready else "Unavailable",
+                "lastTransitionTime": "2026-11-30T00:00:00Z",
+            },
+            SYNCED,
+        ]
+        self.report(key, conditions=conditions, **status)
+
+    def unreachable(self, key: str, message: str) -> None:
+        """What a provider reports of a resource whose remote API does not answer: Synced=False
+        with the error, Ready as it last was."""
+        kept = [
+            c
+            for c in self.observed[key].get("status", {}).get("conditions", [])
+            if c["type"] != "Synced"
+        ]
+        synced = {**SYNCED, "status": "False", "reason": "ReconcileError", "message": message}
+        self.report(key, conditions=[*kept, synced])
 
 
 def results(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str]]:

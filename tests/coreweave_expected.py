@@ -131,14 +131,17 @@ USAGE_VPC = usage(
     ("networking.coreweave.m.crossplane.io/v1alpha1", "VPC", VPC_NAME),
     CLUSTER_REF,
 )
-USAGE_CLUSTER = usage("inference-east-usage-cluster-by-providerconfig-3c204", CLUSTER_REF, PC_REF)
 USAGE_KUBECONFIG = usage(
     "inference-east-usage-kubeconfig-by-providerconfig-dc1bc", ("v1", "Secret", SECRET_NAME), PC_REF
 )
 
 
+# Every in-cluster Object but the observer: no Delete, so deleting the XR never needs the cluster.
+IN_CLUSTER_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
+
+
 def nodepool_object(
-    object_name: str, pool: str, spec: dict[str, Any], policies: list[str] | None = None
+    object_name: str, pool: str, spec: dict[str, Any], policies: list[str] = IN_CLUSTER_POLICIES
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
@@ -155,15 +158,14 @@ def nodepool_object(
             },
             "providerConfigRef": OBJECT_PC_REF,
             "readiness": NODEPOOL_READINESS,
+            "managementPolicies": policies,
         },
     }
-    if policies is not None:
-        body["spec"]["managementPolicies"] = policies
     return body
 
 
 # An autoscaled pool: one Object creates it (and never updates it), one updates all but its size.
-CREATOR_POLICIES = ["Observe", "Create", "Delete"]
+CREATOR_POLICIES = ["Observe", "Create"]
 SETTINGS_POLICIES = ["Observe", "Update"]
 
 
@@ -282,6 +284,7 @@ RWX_STORAGE_CLASS = {
             }
         },
         "providerConfigRef": OBJECT_PC_REF,
+        "managementPolicies": IN_CLUSTER_POLICIES,
     },
 }
 
@@ -296,7 +299,6 @@ def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
         "kubeconfig": kubeconfig_secret(),
         "kubernetes-providerconfig": PROVIDER_CONFIG,
         "usage-kubeconfig-by-providerconfig": USAGE_KUBECONFIG,
-        "usage-cluster-by-providerconfig": USAGE_CLUSTER,
         "system-nodepool": SYSTEM_POOL,
         "nodepool-h100": H100_POOL,
         "autoscaled-nodepool-h100": H100_SETTINGS,

@@ -19,6 +19,7 @@ from harness.fixtures import (
     coreweave_xr,
     credentials_secret,
     desired,
+    readiness,
     request,
     results,
     run,
@@ -170,7 +171,7 @@ PLACEMENT = {"nodeLabels": CPU_LABELS, "nodeTaints": CPU_TAINTS}
 
 def pool_objects(
     creator: dict[str, Any],
-    creator_policies: list[str] | None,
+    creator_policies: list[str],
     settings: dict[str, Any] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """The Objects of pool "p": the one that creates it and, if autoscaled and live, the one
@@ -209,19 +210,19 @@ READY_ONLY = {
         pytest.param(
             {"nodeCount": 3},
             {},
-            pool_objects({"targetNodes": 3, "autoscaling": False}, None),
+            pool_objects({"targetNodes": 3, "autoscaling": False}, expected.IN_CLUSTER_POLICIES),
             id="fixed",
         ),
         pytest.param(
             {"nodeCount": 0},
             {},
-            pool_objects({"targetNodes": 0, "autoscaling": False}, None),
+            pool_objects({"targetNodes": 0, "autoscaling": False}, expected.IN_CLUSTER_POLICIES),
             id="fixed-at-zero",
         ),
         pytest.param(
             {"nodeCount": 4},
             {CREATOR: observed_pool({**TYPE, "targetNodes": 2}, {"targetNodes": 2})},
-            pool_objects({"targetNodes": 4, "autoscaling": False}, None),
+            pool_objects({"targetNodes": 4, "autoscaling": False}, expected.IN_CLUSTER_POLICIES),
             id="fixed-resize-is-asserted",
         ),
         pytest.param(
@@ -296,7 +297,7 @@ READY_ONLY = {
         pytest.param(
             {"nodeCount": 3},
             {CREATOR: LIVE_AUTOSCALED, SETTINGS: observed_pool({**TYPE, **AUTOSCALED}, None)},
-            pool_objects({"targetNodes": 3, "autoscaling": False}, None),
+            pool_objects({"targetNodes": 3, "autoscaling": False}, expected.IN_CLUSTER_POLICIES),
             id="autoscaled-made-fixed-asserts-nodeCount-settings-object-retired",
         ),
     ],
@@ -639,7 +640,9 @@ def test_composed_resource_names_are_stable() -> None:
         "kubeconfig": "inference-east-kubeconfig-08981",
         "kubernetes-providerconfig": "inference-east-kubernetes-providerconfig-a4985",
         "usage-kubeconfig-by-providerconfig": "inference-east-usage-kubeconfig-by-providerconfig-dc1bc",
-        "usage-cluster-by-providerconfig": "inference-east-usage-cluster-by-providerconfig-3c204",
+        # usage-cluster-by-providerconfig, composed until 0.1.0, is retired on purpose: a Usage,
+        # not infrastructure, and it kept the CKS cluster billing when its Objects could not
+        # reach it (docs/design.md, "Deletion order").
         "system-nodepool": "inference-east-system-nodepool-941b0",
         "nodepool-h100": "inference-east-nodepool-h100-0be1f",
         "autoscaled-nodepool-h100": "inference-east-autoscaled-nodepool-h100-94ead",
@@ -669,3 +672,169 @@ def test_cloud_names_fit_cks_limits_and_differ_per_namespace(
 
     assert cloud_name(namespace, name, 30) == cloud
     assert len(cloud) <= 30
+
+
+RETIRING_FIXED = [*expected.IN_CLUSTER_POLICIES, "Delete"]
+RETIRING_CREATOR = ["Observe", "Create", "Delete"]
+P_SPEC = {**TYPE, "targetNodes": 2, "autoscaling": False, **PLACEMENT}
+P_CREATOR_SPEC = {**TYPE, "targetNodes": 2, **AUTOSCALED, **PLACEMENT}
+P_SETTINGS_SPEC = {**TYPE, **AUTOSCALED, **PLACEMENT}
+NOT_ANSWERING = (
+    'connect failed: Get "https://ml-team-prod-a1b2c3.k8s.us-east-04a.coreweave.com/api": EOF'
+)
+TO_RETIRE = 'node pool "p" is no longer in spec.nodePools: deleting it from the CKS cluster'
+DELETING = 'deleting node pool "p" from the CKS cluster: it is no longer in spec.nodePools'
+WAITING = (
+    'node pool "p" is no longer in spec.nodePools, but the CKS cluster does not answer, so it is '
+    "not deleted yet (it keeps billing until it is): "
+)
+
+
+def gone_pool(
+    spec: dict[str, Any],
+    policies: list[str] | None,
+    synced: bool | None,
+    generations: tuple[int, int] | None = None,
+) -> dict[str, Any]:
+    """The observed Object of pool "p", which left spec.nodePools; policies None: 0.1.0's
+    default ("*"); synced None: provider-kubernetes never reported on it; generations: the
+    Object's, and the one its Synced condition was reported for."""
+    body = observed_pool(spec, spec)
+    if policies is not None:
+        body["spec"]["managementPolicies"] = policies
+    if synced is not None:
+        extra: dict[str, Any] = {} if synced else {"message": NOT_ANSWERING}
+        if generations is not None:
+            body["metadata"] = {"generation": generations[0]}
+            extra["observedGeneration"] = generations[1]
+        body["status"]["conditions"] = [
+            {"type": "Ready", "status": "True", "reason": "Available"},
+            {
+                "type": "Synced",
+                "status": "True" if synced else "False",
+                "reason": "ReconcileSuccess" if synced else "ReconcileError",
+                **extra,
+            },
+        ]
+    return body
+
+
+def settings_of_gone_pool() -> dict[str, Any]:
+    return gone_pool(P_SETTINGS_SPEC, expected.SETTINGS_POLICIES, True)
+
+
+def p_object(spec: dict[str, Any], policies: list[str]) -> dict[str, Any]:
+    return expected.nodepool_object("inference-east-nodepool-p-eb567", "p", spec, policies)
+
+
+@pytest.mark.parametrize(
+    ("observed", "want", "told"),
+    [
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, True)},
+            {CREATOR: p_object(P_SPEC, RETIRING_FIXED)},
+            [("Normal", TO_RETIRE)],
+            id="fixed-answering-re-applied-with-delete",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, True)},
+            {},
+            [("Normal", DELETING)],
+            id="fixed-with-delete-answering-dropped",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, False)},
+            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
+            [("Warning", WAITING + NOT_ANSWERING)],
+            id="fixed-not-answering-waits-without-delete",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, False)},
+            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
+            [("Warning", WAITING + NOT_ANSWERING)],
+            id="fixed-stopped-answering-delete-withdrawn",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, True, generations=(4, 4))},
+            {},
+            [("Normal", DELETING)],
+            id="fixed-with-delete-synced-on-its-generation-dropped",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, True, generations=(4, 3))},
+            {CREATOR: p_object(P_SPEC, RETIRING_FIXED)},
+            [("Normal", TO_RETIRE)],
+            id="fixed-with-delete-synced-before-it-kept-until-reconciled",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, True, generations=(5, 4))},
+            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
+            [("Normal", TO_RETIRE)],
+            id="fixed-delete-withdrawn-not-yet-reconciled-waits",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, False, generations=(4, 4))},
+            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
+            [("Warning", WAITING + NOT_ANSWERING)],
+            id="fixed-with-delete-refused-on-its-generation-withdrawn",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, None, True)},
+            {},
+            [("Normal", DELETING)],
+            id="fixed-from-0.1.0-answering-dropped",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, None, False)},
+            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
+            [("Warning", WAITING + NOT_ANSWERING)],
+            id="fixed-from-0.1.0-not-answering-loses-delete",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, None)},
+            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
+            [("Warning", WAITING + "provider-kubernetes has not reported on it yet")],
+            id="fixed-never-reported-waits",
+        ),
+        pytest.param(
+            {
+                CREATOR: gone_pool(P_CREATOR_SPEC, expected.CREATOR_POLICIES, True),
+                SETTINGS: settings_of_gone_pool(),
+            },
+            {CREATOR: p_object(P_CREATOR_SPEC, RETIRING_CREATOR)},
+            [("Normal", TO_RETIRE)],
+            id="autoscaled-settings-dropped-creator-re-applied-with-delete",
+        ),
+        pytest.param(
+            {
+                CREATOR: gone_pool(P_CREATOR_SPEC, RETIRING_CREATOR, True),
+                SETTINGS: settings_of_gone_pool(),
+            },
+            {},
+            [("Normal", DELETING)],
+            id="autoscaled-creator-with-delete-dropped",
+        ),
+        pytest.param(
+            {CREATOR: gone_pool(P_CREATOR_SPEC, RETIRING_CREATOR, False)},
+            {CREATOR: p_object(P_CREATOR_SPEC, expected.CREATOR_POLICIES)},
+            [("Warning", WAITING + NOT_ANSWERING)],
+            id="autoscaled-creator-not-answering-delete-withdrawn",
+        ),
+        pytest.param(
+            {CREATOR: {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object"}},
+            {},
+            [("Normal", DELETING)],
+            id="without-manifest-dropped",
+        ),
+    ],
+)
+def test_a_removed_pool_is_deleted_only_through_an_answering_cluster(
+    observed: dict[str, Any], want: dict[str, Any], told: list[tuple[str, str]]
+) -> None:
+    xr = coreweave_xr(nodePools=[pool(name="q")])
+    rsp = run(request(xr, {**cluster_up(), **observed}, CREDENTIALS))
+    composed = desired(rsp)
+    assert {k: v for k, v in composed.items() if k in (CREATOR, SETTINGS)} == want
+    assert readiness(rsp).get(CREATOR, True) is True, "a pool on its way out never holds Ready"
+    assert [r for r in results(rsp) if 'node pool "p"' in r[1]] == told
+    assert "nodepool-q" in composed, "the wanted pool is untouched"

@@ -33,6 +33,26 @@ def validated(pool_manifest: dict, **live_spec: object) -> dict:
     return {"manifest": live}
 
 
+RETIRING = 'node pool "%s" is no longer in spec.nodePools: deleting it from the CKS cluster'
+DELETING = 'deleting node pool "%s" from the CKS cluster: it is no longer in spec.nodePools'
+UNREACHABLE = (
+    "connect failed: cannot create new client: Get "
+    '"https://ml-team-prod-a1b2c3.k8s.us-east-04a.coreweave.com/api?timeout=32s": dial tcp: '
+    "i/o timeout"
+)
+WAITING = (
+    'node pool "%s" is no longer in spec.nodePools, but the CKS cluster does not answer, so it '
+    f"is not deleted yet (it keeps billing until it is): {UNREACHABLE}"
+)
+
+
+def retiring(pool_object: dict) -> dict:
+    """A fixed pool's Object re-applied with Delete, on its way out."""
+    body = copy.deepcopy(pool_object)
+    body["spec"]["managementPolicies"] = [*expected.IN_CLUSTER_POLICIES, "Delete"]
+    return body
+
+
 def test_coreweave_cluster_lifecycle() -> None:
     world = World(coreweave_xr())
     world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
@@ -138,11 +158,43 @@ def test_coreweave_cluster_lifecycle() -> None:
         )
     ]
 
-    # 8. Pool removed from the spec: exactly its Object goes; all else stays as it was.
+    # 8. Pool removed from the spec while the cluster answers: its Object is re-applied with
+    # Delete, then dropped, which deletes the NodePool; all else stays as it was.
     world.xr["spec"]["nodePools"][1]["instanceType"] = "gd-8xl40s-i128"
     del world.xr["spec"]["nodePools"][2]
     rsp = world.reconcile()
-    want = dict(converged_state)
-    del want["nodepool-cpu"]
-    assert desired(rsp) == want
+    assert desired(rsp) == {**converged_state, "nodepool-cpu": retiring(expected.CPU_POOL)}
+    assert readiness(rsp)["nodepool-cpu"] is True, "a pool on its way out never holds Ready"
+    assert results(rsp) == [("Normal", RETIRING % "cpu")]
+    rsp = world.reconcile()
+    converged_state = {k: v for k, v in converged_state.items() if k != "nodepool-cpu"}
+    assert desired(rsp) == converged_state
+    assert results(rsp) == [("Normal", DELETING % "cpu")]
+    rsp = world.reconcile()
+    assert desired(rsp) == converged_state
     assert results(rsp) == []
+
+    # 9. Pool removed while the cluster does not answer: it keeps its policies without Delete
+    # (deleting the XR now must not need the cluster) and the user is told; once the cluster
+    # answers it goes as above. Delete is withdrawn again if the cluster stops answering
+    # between the two steps.
+    l40s = converged_state["nodepool-l40s"]
+    del world.xr["spec"]["nodePools"][1]
+    world.unreachable("nodepool-l40s", UNREACHABLE)
+    rsp = world.reconcile()
+    assert desired(rsp) == converged_state
+    assert results(rsp) == [("Warning", WAITING % "l40s")]
+    world.ready("nodepool-l40s", atProvider=validated(l40s["spec"]["forProvider"]["manifest"]))
+    rsp = world.reconcile()
+    assert desired(rsp) == {**converged_state, "nodepool-l40s": retiring(l40s)}
+    world.unreachable("nodepool-l40s", UNREACHABLE)
+    rsp = world.reconcile()
+    assert desired(rsp) == converged_state, "Delete withdrawn while the cluster is away"
+    assert results(rsp) == [("Warning", WAITING % "l40s")]
+    world.ready("nodepool-l40s", atProvider=validated(l40s["spec"]["forProvider"]["manifest"]))
+    rsp = world.reconcile()
+    assert desired(rsp) == {**converged_state, "nodepool-l40s": retiring(l40s)}
+    rsp = world.reconcile()
+    converged_state = {k: v for k, v in converged_state.items() if k != "nodepool-l40s"}
+    assert desired(rsp) == converged_state
+    assert results(rsp) == [("Normal", DELETING % "l40s")]

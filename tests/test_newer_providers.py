@@ -264,7 +264,6 @@ def coreweave_life(shape: Shape) -> Life:
         "kubeconfig",
         "kubernetes-providerconfig",
         "usage-kubeconfig-by-providerconfig",
-        "usage-cluster-by-providerconfig",
     )
     life.reconcile("pools-validated")
     world.ready("rwx-storageclass", atProvider=applied_by(world, "rwx-storageclass"))
@@ -278,6 +277,7 @@ def coreweave_life(shape: Shape) -> Life:
     life.reconcile("bounds-edited")
     del world.xr["spec"]["nodePools"][2]
     life.reconcile("pool-removed")
+    life.reconcile("pool-deleted")
     return life
 
 
@@ -389,7 +389,9 @@ def test_proven_providers_life_composes_the_documented_objects() -> None:
     }
     settings = coreweave["bounds-edited"]["desired"]["autoscaled-nodepool-h100"]
     assert settings["spec"]["forProvider"]["manifest"]["spec"]["maxNodes"] == 10
-    assert "nodepool-cpu" not in coreweave["pool-removed"]["desired"]
+    retiring = coreweave["pool-removed"]["desired"]["nodepool-cpu"]["spec"]["managementPolicies"]
+    assert retiring == [*coreweave_expected.IN_CLUSTER_POLICIES, "Delete"]
+    assert "nodepool-cpu" not in coreweave["pool-deleted"]["desired"]
 
     civo = dict(civo_life(HELM_V1_3_0).answers)
     assert civo["converged"]["desired"] == civo_expected.converged()
@@ -471,8 +473,9 @@ WRITTEN = {
     "CoreWeaveCluster": {
         *((key, "spec.providerConfigRef") for key in (*POOLS, "nodepool-cpu")),
         *((key, "spec.readiness.policy") for key in (*POOLS, "nodepool-cpu")),
-        ("nodepool-h100", "spec.managementPolicies"),
-        ("autoscaled-nodepool-h100", "spec.managementPolicies"),
+        # Every in-cluster Object's policies are written (none with Delete while wanted).
+        *((key, "spec.managementPolicies") for key in (*POOLS, "nodepool-cpu")),
+        ("rwx-storageclass", "spec.managementPolicies"),
         ("shared-vast-observer", "spec.managementPolicies"),
         ("shared-vast-observer", "spec.providerConfigRef"),
         ("rwx-storageclass", "spec.providerConfigRef"),

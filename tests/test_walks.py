@@ -1076,11 +1076,7 @@ def test_cks_pool_made_autoscaled_while_its_manifest_is_unreported(
     }
     world.xr["spec"]["nodePools"][1]["maxNodeCount"] = 4
     composed = desired(world.reconcile())
-    assert composed["nodepool-l40s"]["spec"]["managementPolicies"] == [
-        "Observe",
-        "Create",
-        "Delete",
-    ]
+    assert composed["nodepool-l40s"]["spec"]["managementPolicies"] == ["Observe", "Create"]
     assert ("autoscaled-nodepool-l40s" in composed) is settings
     if settings:
         sizing = composed["autoscaled-nodepool-l40s"]["spec"]["forProvider"]["manifest"]["spec"]

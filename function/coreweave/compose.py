@@ -40,7 +40,6 @@ KEY_POOL_SETTINGS_PREFIX = "autoscaled-nodepool-"
 KEY_SHARED_VAST = "shared-vast-observer"
 KEY_STORAGE_CLASS = "rwx-storageclass"
 KEY_USAGE_VPC = "usage-vpc-by-cluster"
-KEY_USAGE_CLUSTER = "usage-cluster-by-providerconfig"
 KEY_USAGE_KUBECONFIG = "usage-kubeconfig-by-providerconfig"
 
 VPC_API_VERSION = "networking.coreweave.m.crossplane.io/v1alpha1"
@@ -64,13 +63,22 @@ NODEPOOL_READY_QUERY = (
     "object.status.conditions.exists(c, c.type == 'Validated' && c.status == 'True')"
 )
 
+# No in-cluster Object may Delete while what it manages is wanted: deleting the XR then releases
+# each Object without contacting the CKS cluster (which may be unreachable), and deleting the
+# cluster removes its NodePools with it. See docs/design.md, "Deletion order".
+IN_CLUSTER_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
 # An autoscaled pool is two Objects with two field managers. The first creates the pool with
 # targetNodes (and re-creates it if it is deleted outside Crossplane) and never updates it, so
 # its manager keeps owning targetNodes until the CKS autoscaler takes it: under server-side
 # apply nothing ever removes the field, under client-side apply nothing resets it. The second
 # never creates and updates everything but targetNodes. See docs/design.md, "Autoscaled CKS pools".
-POOL_CREATOR_POLICIES = ["Observe", "Create", "Delete"]
+POOL_CREATOR_POLICIES = ["Observe", "Create"]
 POOL_SETTINGS_POLICIES = ["Observe", "Update"]
+# What a pool's Object is re-applied with once its pool left spec.nodePools, so that dropping it
+# deletes the NodePool in the cluster (it bills until gone). Both are crossplane-runtime's
+# supported policy sets; the creator's is the one 0.1.0 gave it.
+RETIRING_POLICIES = [*IN_CLUSTER_POLICIES, "Delete"]
+RETIRING_CREATOR_POLICIES = [*POOL_CREATOR_POLICIES, "Delete"]
 
 LABEL_POOL = "modelplane.ai/pool"
 LABEL_GPU = "modelplane.ai/gpu"
@@ -135,11 +143,14 @@ class _Composer(Composer):
         ]
         self._provider_config(secret_name)
         pc_ref = (OBJECT_API_VERSION, "ProviderConfig", KEY_PROVIDER_CONFIG)
+        # Keeps the kubeconfig while an Object still deleting a removed pool needs it. Nothing
+        # keeps the CKS cluster for the ProviderConfig any more (0.1.0's usage-cluster-by-
+        # providerconfig): an Object that cannot reach the cluster would keep it billing.
         self.compose_usage(KEY_USAGE_KUBECONFIG, of=("v1", "Secret", KEY_KUBECONFIG), by=pc_ref)
-        self.compose_usage(KEY_USAGE_CLUSTER, of=self._cluster_ref(), by=pc_ref)
         self._system_pool()
         for index, pool in enumerate(self.spec.nodePools):
             self._user_pool(index, pool)
+        self._retire_removed_pools()
         self._storage()
         return self.out
 
@@ -344,7 +355,7 @@ class _Composer(Composer):
         key: str,
         pool_name: str,
         spec: dict[str, Any],
-        policies: list[str] | None = None,
+        policies: list[str],
     ) -> None:
         manifest = {
             "apiVersion": NODEPOOL_API_VERSION,
@@ -352,13 +363,20 @@ class _Composer(Composer):
             "metadata": {"name": pool_name},
             "spec": spec,
         }
-        extra: dict[str, Any] = {
-            "readiness": {"policy": "DeriveFromCelQuery", "celQuery": NODEPOOL_READY_QUERY}
-        }
-        if policies is not None:
-            extra["managementPolicies"] = policies
         self.out.compose(
-            key, self._object(key, manifest, **extra), ready=ready_when_ready(self.observed[key])
+            key,
+            self._pool_object(key, manifest, policies),
+            ready=ready_when_ready(self.observed[key]),
+        )
+
+    def _pool_object(
+        self, key: str, manifest: dict[str, Any], policies: list[str]
+    ) -> dict[str, Any]:
+        return self._object(
+            key,
+            manifest,
+            readiness={"policy": "DeriveFromCelQuery", "celQuery": NODEPOOL_READY_QUERY},
+            managementPolicies=policies,
         )
 
     def _system_pool(self) -> None:
@@ -378,6 +396,7 @@ class _Composer(Composer):
                 "autoscaling": False,
                 "nodeLabels": {LABEL_POOL: SYSTEM_POOL_NAME, LABEL_SYSTEM: "true"},
             },
+            IN_CLUSTER_POLICIES,
         )
 
     def _user_pool(self, index: int, pool: NodePool) -> None:
@@ -406,6 +425,7 @@ class _Composer(Composer):
                     "nodeLabels": labels,
                     "nodeTaints": taints,
                 },
+                IN_CLUSTER_POLICIES,
             )
             return
         settings = {
@@ -428,6 +448,54 @@ class _Composer(Composer):
             or self.observed[settings_key].exists
         ):
             self._pool(settings_key, pool.name, settings, POOL_SETTINGS_POLICIES)
+
+    def _retire_removed_pools(self) -> None:
+        """Delete the NodePool of each pool that left spec.nodePools, in two steps that need no
+        state: its Object is re-applied with Delete, and dropped once provider-kubernetes has
+        reconciled it so, which makes provider-kubernetes delete the NodePool. Only while the
+        cluster answers (the Object Synced on its current generation): an Object dropped with
+        Delete while the cluster cannot be reached would wait in the control plane, out of the
+        XR's sight. Until then it keeps its policies without Delete, so deleting the XR
+        meanwhile still needs nothing from the cluster. (An autoscaled pool's settings Object
+        has no Delete: it is simply dropped.)"""
+        wanted = {pool_key(pool.name) for pool in self.spec.nodePools}
+        for key in sorted(self.observed.keys()):
+            if not key.startswith(KEY_POOL_PREFIX) or key in wanted:
+                continue
+            observed = self.observed[key]
+            pool_name = key.removeprefix(KEY_POOL_PREFIX)
+            manifest = observed.get("spec", "forProvider", "manifest")
+            policies = observed.get("spec", "managementPolicies", default=["*"])
+            policies = policies if isinstance(policies, list) else ["*"]
+            deletes = bool({"*", "Delete"} & set(policies))
+            creator = not {"*", "Update"} & set(policies)
+            synced = _synced(observed)
+            if not isinstance(manifest, dict) or (deletes and synced == "current"):
+                self.out.normal(
+                    f'deleting node pool "{pool_name}" from the CKS cluster: it is no longer in '
+                    "spec.nodePools"
+                )
+                continue
+            if synced == "current":
+                retiring = RETIRING_CREATOR_POLICIES if creator else RETIRING_POLICIES
+            elif synced == "earlier":
+                # provider-kubernetes has not reconciled the last change yet: no verdict.
+                retiring = policies
+            else:
+                retiring = POOL_CREATOR_POLICIES if creator else IN_CLUSTER_POLICIES
+                self.out.warning(
+                    f'node pool "{pool_name}" is no longer in spec.nodePools, but the CKS cluster '
+                    "does not answer, so it is not deleted yet (it keeps billing until it is): "
+                    f"{_synced_message(observed)}"
+                )
+                self.out.compose(key, self._pool_object(key, manifest, retiring), ready=True)
+                continue
+            self.out.normal(
+                f'node pool "{pool_name}" is no longer in spec.nodePools: deleting it from the '
+                "CKS cluster"
+            )
+            # Ready: a pool on its way out never holds the XR's readiness.
+            self.out.compose(key, self._pool_object(key, manifest, retiring), ready=True)
 
     def _storage(self) -> None:
         observer = self.observed[KEY_SHARED_VAST]
@@ -485,7 +553,7 @@ class _Composer(Composer):
                     manifest[field] = live.get(field)
         self.out.compose(
             KEY_STORAGE_CLASS,
-            self._object(KEY_STORAGE_CLASS, manifest),
+            self._object(KEY_STORAGE_CLASS, manifest, managementPolicies=IN_CLUSTER_POLICIES),
             ready=ready_when_ready(clone),
         )
         name = str(manifest["metadata"]["name"])
@@ -496,6 +564,32 @@ class _Composer(Composer):
             "Available",
             f'ReadWriteMany StorageClass "{name}" cloned from "{SHARED_VAST}"',
         )
+
+
+def _synced(observed: View) -> str:
+    """Whether provider-kubernetes reaches the cluster for this Object: "current" (Synced=True
+    on the Object's current generation, or with no generation to compare), "earlier" (True, but
+    from before its last change) or "no" (False, or not reported)."""
+    conditions = observed.get("status", "conditions")
+    for condition in conditions if isinstance(conditions, list) else []:
+        if not isinstance(condition, dict) or condition.get("type") != "Synced":
+            continue
+        if condition.get("status") != "True":
+            return "no"
+        seen = condition.get("observedGeneration")
+        generation = observed.get("metadata", "generation")
+        if seen is None or generation is None or seen == generation:
+            return "current"
+        return "earlier"
+    return "no"
+
+
+def _synced_message(observed: View) -> str:
+    conditions = observed.get("status", "conditions")
+    for condition in conditions if isinstance(conditions, list) else []:
+        if isinstance(condition, dict) and condition.get("type") == "Synced":
+            return str(condition.get("message") or condition.get("reason") or "not Synced")
+    return "provider-kubernetes has not reported on it yet"
 
 
 def _applied_spec(observed: View) -> View:

@@ -298,8 +298,7 @@ def converged_coreweave() -> tuple[World, fnv1.RunFunctionResponse]:
         "shared-vast-observer",
         atProvider={"manifest": live_object(shared_vast)},
     )
-    for key in ("usage-kubeconfig-by-providerconfig", "usage-cluster-by-providerconfig"):
-        world.ready(key)
+    world.ready("usage-kubeconfig-by-providerconfig")
     world.report("kubernetes-providerconfig")
     world.reconcile()
     clone = world.observed["rwx-storageclass"]["spec"]["forProvider"]["manifest"]
