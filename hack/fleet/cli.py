@@ -144,11 +144,9 @@ def harness_notes(
         f"Each CivoCluster's cluster is a kube-apiserver of its own on the control plane's etcd "
         f"({len(civo)} of them): their CPU and memory are in their own row, not the control "
         "plane's; etcd's figure includes serving them.",
-        "Every fake CKS cluster is the control plane's own API server: each CoreWeaveCluster's "
-        "pools are renamed `<pool>-<index>` (CKS NodePools are cluster-scoped and named as "
-        "their pool), and the system pool `modelplane-system` and the StorageClass clone "
-        "`shared-vast-delete`, whose names are fixed, are one object shared by all N "
-        "CoreWeaveClusters (each Object applies it with its own field manager).",
+        f"Each CoreWeaveCluster's CKS cluster is a kube-apiserver of its own too "
+        f"({len(members) - len(civo)} of them), in its own row, where the fake cloud plays "
+        "CKS's NodePool controller.",
         "Crossplane, the function and the providers run at --debug, as in `make e2e` (the "
         "calls per reconcile are counted from those logs): a control plane at the default log "
         "level spends less CPU on logging.",

@@ -8,9 +8,7 @@ from collections import Counter
 from typing import Any
 
 from hack.fleet.xrs import Member
-from harness.e2e import kinds
 from harness.e2e.kube import ApiError, Kube, condition, is_true
-from harness.e2e.stages import COREWEAVE_FIXED_IN_CLUSTER
 from harness.e2e.suite import Suite
 from harness.e2e.usage import group_processes
 from harness.e2e.watchlog import COMPOSITE_LABEL, Change, WatchLog
@@ -157,32 +155,20 @@ def delete(suite: Suite, members: list[Member], timeout: float) -> list[str]:
         )
     else:
         lines.append(f"Complete: every XR and everything it composed gone in {took:.0f} s.")
-    lines += _leftovers(suite, members)
+    lines += _leftovers(suite)
     return lines
 
 
-def _leftovers(suite: Suite, members: list[Member]) -> list[str]:
-    """What deleting the fleet should have removed outside the composed objects: the live
-    NodePools and StorageClass in the (shared) CKS cluster, and each Civo cluster's API
-    server."""
-    api = suite.plane.api
-    pools = {
-        pool["name"]
-        for m in members
-        if m.kind == kinds.COREWEAVE_CLUSTER_XR
-        for pool in m.manifest["spec"]["nodePools"]
-    }
-    fixed = [name for kind, name in COREWEAVE_FIXED_IN_CLUSTER if api.get(kind, name)]
-    live_pools = [p["metadata"]["name"] for p in api.list(kinds.CKS_NODEPOOL)]
-    left_pools = sorted(name for name in live_pools if name in pools)
-    civo_servers = sorted(
+def _leftovers(suite: Suite) -> list[str]:
+    """What deleting the fleet should have removed outside the composed objects: each CKS and
+    Civo cluster (its own API server, with everything in it)."""
+    servers = sorted(
         name
         for name in group_processes(suite.plane.processes.log_dir)
-        if name.startswith("civo-cluster-")
+        if name.startswith(("civo-cluster-", "cks-cluster-"))
     )
+    cks = [name for name in servers if name.startswith("cks-cluster-")]
     return [
-        f"In-cluster objects every CoreWeaveCluster shares (fixed names) left: {fixed or 'none'}.",
-        f"Fleet NodePools left in the CKS cluster: {len(left_pools)}"
-        + (f" ({', '.join(left_pools[:8])}...)" if left_pools else ""),
-        f"Civo cluster API servers still running: {len(civo_servers)}.",
+        f"CKS clusters still running: {len(cks)}.",
+        f"Civo cluster API servers still running: {len(servers) - len(cks)}.",
     ]

@@ -39,8 +39,10 @@ ROLES: tuple[tuple[str, str, bool], ...] = (
     ("kube-controller-manager (GC, namespaces)", "kube-controller-manager", True),
     # The package registry a user's control plane pulls from is not on it.
     ("registry (package pulls)", "registry", False),
-    # The fake Civo clusters' own API servers: the workload clusters, not the control plane.
+    # The fake Civo and CKS clusters' own API servers: the workload clusters, not the control
+    # plane.
     ("kube-apiserver of each fake Civo cluster", "civo-cluster-*", False),
+    ("kube-apiserver of each fake CKS cluster", "cks-cluster-*", False),
 )
 HARNESS_ROLE = "harness: fake providers, watch log (this Python process)"
 # Crossplane core's series worth a line, and the labels each is broken down by.

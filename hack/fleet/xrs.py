@@ -48,13 +48,10 @@ def _example(path: Any) -> dict[str, Any]:
 
 
 def coreweave(index: int) -> Member:
-    """The CoreWeave example under its own name. Its pools get names of their own too: a CKS
-    NodePool is cluster-scoped and named as its pool, and every fake CKS cluster is the control
-    plane's own API server, so pools of the same name would be one NodePool."""
+    """The CoreWeave example under its own name (each gets a CKS cluster of its own, so its
+    pools keep the example's names)."""
     manifest = _example(COREWEAVE_EXAMPLE)
     manifest["metadata"]["name"] = COREWEAVE_NAME.format(index=index)
-    for pool in manifest["spec"]["nodePools"]:
-        pool["name"] = f"{pool['name']}-{index:03d}"
     return Member(kinds.COREWEAVE_CLUSTER_XR, kinds.COREWEAVE_COMPOSED, manifest, True)
 
 

@@ -147,9 +147,10 @@ class ControlPlane:
         admin = issue(self.ca, "e2e-admin", organization="system:masters", client=True)
         admin.write(pki, "admin.crt", "admin.key")
         (pki / "sa.key").write_bytes(service_account_key_pem())
-        # Static bearer tokens: the CoreWeave org token of the credentials Secret authenticates,
-        # so the kubeconfig the function writes works against this API server.
-        (pki / "tokens.csv").write_text(
+        # Static bearer tokens: the CoreWeave org tokens of the credentials Secret, which every
+        # CKS cluster accepts (harness/e2e/workload.py), so the kubeconfig the function writes
+        # works there; this API server, the management cluster's, does not take them.
+        self.tokens_file.write_text(
             "".join(
                 f'{token},{ORG_TOKEN_USER},{ORG_TOKEN_USER},"system:masters"\n'
                 for token in (self.org_token, self.rotated_org_token)
@@ -158,10 +159,7 @@ class ControlPlane:
         self.api_port = free_port()
         self.processes.start(
             "kube-apiserver",
-            [
-                *self.apiserver_argv(self.api_port, ETCD_PREFIX),
-                f"--token-auth-file={pki / 'tokens.csv'}",
-            ],
+            self.apiserver_argv(self.api_port, ETCD_PREFIX),
             ready=lambda: serving(self.api),
         )
         self.kube = Kube(self.api_port, self.ca_file, pki / "admin.crt", pki / "admin.key")
@@ -179,6 +177,11 @@ class ControlPlane:
                 )
             )
         )
+
+    @property
+    def tokens_file(self) -> Path:
+        """The static bearer tokens (the CoreWeave org tokens) every CKS cluster accepts."""
+        return self.work / "pki" / "tokens.csv"
 
     def apiserver_argv(self, port: int, etcd_prefix: str) -> list[str]:
         """A kube-apiserver on this etcd under `etcd_prefix`: a cluster of its own, with this

@@ -6,9 +6,10 @@ Per managed resource, like crossplane-runtime's managed reconciler: add the mana
 resolve `*IdRef` references into `forProvider` (Synced=False until the referenced resource has an
 external name), "create" it (an ID as `crossplane.io/external-name`), report `atProvider` fields
 (the ones tests/stages/*/observed/*.yaml model), `Synced` and `Ready`; on deletion remove the
-finalizer. A Civo cluster is a real Kubernetes of its own (harness/e2e/workload.py): it
-stays BUILDING until that answers, its connection Secret holds that cluster's kubeconfig, and
-deleting it deletes everything in it. It also plays CKS inside the cluster: each
+finalizer. A Civo or CKS cluster is a real Kubernetes of its own (harness/e2e/workload.py): it
+stays BUILDING (STATUS_CREATING) until that answers; a Civo cluster's connection Secret holds
+its kubeconfig, a CKS cluster reports its endpoint; deleting either deletes everything in it,
+a CKS cluster's NodePools included, as CKS does. It also plays CKS inside each CKS cluster: each
 `compute.coreweave.com` NodePool gets `Validated=True` and `currentNodes = targetNodes`.
 
 Status is written only when it differs from what is there, so the fake adds no churn of its own.
@@ -55,6 +56,8 @@ REFERENCES: dict[Kind, tuple[Reference, ...]] = {
     ),
     kinds.CIVO_NODEPOOL: (Reference("clusterId", kinds.CIVO_CLUSTER),),
 }
+# Managed kinds that are clusters with a Kubernetes of their own.
+WORKLOAD_KINDS = (kinds.CIVO_CLUSTER, kinds.CKS_CLUSTER)
 MANAGED_KINDS = (
     kinds.COREWEAVE_VPC,
     kinds.CKS_CLUSTER,
@@ -78,12 +81,13 @@ def external_id(obj: dict[str, Any]) -> str:
 class FakeCloud:
     """Runs the fake providers' loop in a thread until `stop()`."""
 
-    def __init__(self, api: Kube, cks_api_endpoint: str, civo_clusters: WorkloadClusters) -> None:
+    def __init__(self, api: Kube, clusters: WorkloadClusters) -> None:
         self.api = api
-        self.cks_api_endpoint = cks_api_endpoint
-        self.civo_clusters = civo_clusters
+        self.clusters = clusters
         self.held: set[str] = set()
         self.flapped: set[tuple[str, str]] = set()
+        # Clusters deleted outside Crossplane, by cluster ID.
+        self.deleted_outside: set[str] = set()
         self.errors: list[str] = []
         self.status_writes = 0
         # Seconds between passes, read before each wait: the fleet slows it while idle.
@@ -111,6 +115,15 @@ class FakeCloud:
                 self.flapped.add(key)
             else:
                 self.flapped.discard(key)
+
+    def delete_outside_crossplane(self, cluster_id: str) -> None:
+        """The cloud deletes a Civo or CKS cluster behind Crossplane's back (a user in the
+        console, an account clean-up): it and everything in it are gone, and the provider
+        reports it not found. That is the window before the real provider's next poll, which
+        would create it again; a test deletes the XR within it."""
+        with self._lock:
+            self.deleted_outside.add(cluster_id)
+        self.clusters.delete(cluster_id)
 
     def start(self) -> None:
         self._thread.start()
@@ -154,8 +167,8 @@ class FakeCloud:
         finalizers = meta.get("finalizers") or []
         if meta.get("deletionTimestamp"):
             # The cloud resource is gone at once; release the object.
-            if kind == kinds.CIVO_CLUSTER and EXTERNAL_NAME in (meta.get("annotations") or {}):
-                self.civo_clusters.delete(meta["annotations"][EXTERNAL_NAME])
+            if kind in WORKLOAD_KINDS and EXTERNAL_NAME in (meta.get("annotations") or {}):
+                self.clusters.delete(meta["annotations"][EXTERNAL_NAME])
             if MANAGED_FINALIZER in finalizers:
                 self.api.merge_patch(
                     kind,
@@ -197,11 +210,19 @@ class FakeCloud:
         with self._lock:
             held = key in self.held
             flapped = (key, name) in self.flapped
+            gone = external_id(obj) in self.deleted_outside
+        if gone:
+            not_found = f"cannot observe external resource: {kind.kind} {external_id(obj)}: 404"
+            self._write_status(kind, obj, {}, synced=(False, not_found), ready=None)
+            return
         workload = None
         if kind == kinds.CIVO_CLUSTER and not held:
             region = obj["spec"]["forProvider"].get("region", "")
-            workload = self.civo_clusters.serving(external_id(obj), region)
+            workload = self.clusters.serving(external_id(obj), region)
             # BUILDING until its Kubernetes answers.
+            held = workload is None
+        elif kind == kinds.CKS_CLUSTER and not held:
+            workload = self.clusters.cks_serving(external_id(obj))
             held = workload is None
         at_provider = self._at_provider(kind, obj, created=not held, workload=workload)
         if held:
@@ -211,7 +232,7 @@ class FakeCloud:
         else:
             ready = (True, "Available")
         self._write_status(kind, obj, at_provider, synced=(True, ""), ready=ready)
-        if workload is not None:
+        if workload is not None and kind == kinds.CIVO_CLUSTER:
             self._publish_connection_secret(obj, workload)
 
     def _resolve_references(self, kind: Kind, obj: dict[str, Any]) -> str:
@@ -249,12 +270,12 @@ class FakeCloud:
         spec = obj["spec"]
         for_provider = spec.get("forProvider", {})
         if kind == kinds.CKS_CLUSTER:
-            if not created:
+            if not created or workload is None:
                 return {"id": ident, "status": "STATUS_CREATING"}
             return {
                 "id": ident,
                 "status": "STATUS_RUNNING",
-                "apiServerEndpoint": self.cks_api_endpoint,
+                "apiServerEndpoint": f"127.0.0.1:{workload.port}",
             }
         if kind == kinds.CIVO_CLUSTER:
             if not created or workload is None:
@@ -290,6 +311,9 @@ class FakeCloud:
         ]
         if ready is not None:
             conditions.append(_condition(old, "Ready", ready[0], ready[1], ""))
+        else:
+            # A failed reconcile leaves Ready as it was, as crossplane-runtime does.
+            conditions += [c for c in old.get("conditions") or [] if c.get("type") == "Ready"]
         status = {
             **old,
             "atProvider": at_provider or old.get("atProvider", {}),
@@ -342,8 +366,13 @@ class FakeCloud:
         )
 
     def _reconcile_cks_nodepools(self) -> None:
-        """CKS's side of a NodePool: validate the instance type, bring up targetNodes nodes."""
-        for pool in self.api.list(kinds.CKS_NODEPOOL):
+        """CKS's side of a NodePool, in every CKS cluster that answers: validate the instance
+        type, bring up targetNodes nodes."""
+        for workload in self.clusters.answering("cks"):
+            self._guarded(self._reconcile_cks_nodepools_in, workload.api)
+
+    def _reconcile_cks_nodepools_in(self, api: Kube) -> None:
+        for pool in api.list(kinds.CKS_NODEPOOL):
             old = pool.get("status") or {}
             status = {
                 **old,
@@ -354,7 +383,7 @@ class FakeCloud:
                 continue
             self.status_writes += 1
             self._guarded(
-                self.api.merge_patch,
+                api.merge_patch,
                 kinds.CKS_NODEPOOL,
                 pool["metadata"]["name"],
                 {
@@ -365,9 +394,10 @@ class FakeCloud:
                 "status",
             )
 
-    def autoscale_cks_pool(self, name: str, target_nodes: int) -> dict[str, Any]:
-        """What the CKS autoscaler does: an Update of spec.targetNodes under its own manager."""
-        return self.api.request(
+    def autoscale_cks_pool(self, cluster_id: str, name: str, target_nodes: int) -> dict[str, Any]:
+        """What the CKS autoscaler does in that cluster: an Update of spec.targetNodes under its
+        own manager."""
+        return self.clusters.get(cluster_id).api.request(
             "PATCH",
             kinds.CKS_NODEPOOL.path(None, name),
             {"spec": {"targetNodes": target_nodes}},

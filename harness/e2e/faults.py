@@ -230,7 +230,7 @@ class ProviderKubernetesKilled(Killed):
             ),
             CONVERGE_SECONDS,
         )
-        assert api.get(kinds.CKS_NODEPOOL, pool) is None, "applied with no provider running"
+        assert pair.cks.get(kinds.CKS_NODEPOOL, pool) is None, "applied with no provider running"
         return "the new pool's Object composed, not applied, while down"
 
 
@@ -265,7 +265,7 @@ class CredentialsDeleted(Fault):
         pool = str(member.pools[-1]["name"])
         wait_for(
             f"pool {pool} applied in the cluster through the kept kubeconfig",
-            lambda: api.get(kinds.CKS_NODEPOOL, pool),
+            lambda: pair.cks.get(kinds.CKS_NODEPOOL, pool),
             CONVERGE_SECONDS,
         )
         return "ClusterAccess=LastKnownKubeconfig; the new pool applied through the kept kubeconfig"

@@ -65,6 +65,7 @@ class Pair:
     civo: Member
     # The snapshot keys the pools added so far must make: settled() waits for them all.
     promised: set[str] = field(default_factory=set)
+    _cks: Kube | None = None
 
     @classmethod
     def of(
@@ -114,6 +115,14 @@ class Pair:
         self.promised |= makes
         return makes
 
+    @property
+    def cks(self) -> Kube:
+        """The API of the CoreWeaveCluster's CKS cluster (looked up once: a cluster keeps its
+        ID, and the management API server may be down when it is next needed)."""
+        if self._cks is None:
+            self._cks = self.suite.cks_cluster(NAMESPACE, self.coreweave.name).api
+        return self._cks
+
     def live(self) -> list[tuple[Kind, str]]:
         """The CoreWeaveCluster's objects inside its cluster: one NodePool per pool (named as
         the pool), the system pool and the StorageClass clone."""
@@ -128,7 +137,7 @@ class Pair:
         cluster_id = external_name(
             api, self.civo.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster"
         )
-        inside = self.suite.civo_clusters.get(cluster_id)
+        inside = self.suite.clusters.get(cluster_id)
         # An exited API server fails here with its exit code and log, not as a refused request.
         self.suite.plane.processes.ready_now(inside.process)
         found: Snapshot = {}
@@ -165,7 +174,7 @@ class Pair:
 
     def _live_objects(self) -> dict[str, tuple[Kind, str, dict[str, Any] | None]]:
         """Each live in-cluster object by snapshot key, None where it is not in the cluster."""
-        api = self.suite.plane.api
+        api = self.cks
         return {
             live_key(kind, name): (kind, name, api.get(kind, name)) for kind, name in self.live()
         }
@@ -236,7 +245,7 @@ class Pair:
     def delete(self) -> None:
         api = self.suite.plane.api
         api.delete(self.civo.kind, self.civo.name, NAMESPACE)
-        delete_coreweave_xr(api, self.coreweave.name, NAMESPACE)
+        delete_coreweave_xr(self.suite, self.coreweave.name, NAMESPACE)
 
 
 def live_key(kind: Kind, name: str) -> str:

@@ -1,6 +1,7 @@
 """What a platform team sets up before users create XRs: provider CRDs, the XRDs and
-Compositions from apis/, provider configs and their credentials, and what CKS has in every
-cluster (the NodePool CRD, the shared-vast StorageClass)."""
+Compositions from apis/, provider configs and their credentials. (What CKS has in every cluster,
+the NodePool CRD and the shared-vast StorageClass in manifests/, goes into each CKS cluster the
+fake cloud creates: harness/e2e/workload.py.)"""
 
 from __future__ import annotations
 
@@ -139,14 +140,6 @@ def install_required_objects(plane: ControlPlane) -> None:
             },
         },
     )
-    # What CKS has in every cluster; here "the cluster" is this same API server.
-    install_crds_from_file(plane, MANIFESTS / "cks-nodepool-crd.yaml")
-    apply_documents(plane, MANIFESTS / "shared-vast-storageclass.yaml")
-
-
-def install_crds_from_file(plane: ControlPlane, path: Path) -> None:
-    names = [crd["metadata"]["name"] for crd in apply_documents(plane, path)]
-    wait_established(plane, kinds.CRD, names)
 
 
 def _b64(text: str) -> str:

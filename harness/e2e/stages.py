@@ -13,7 +13,7 @@ from .calls import Reconciles, read_calls, read_reconciles, reconciles_of
 from .kube import ApiError, Kind, Kube, condition, is_true, wait_for
 from .runtime import package_version
 from .watchlog import WatchLog, explain
-from .xr import Composed, composed
+from .xr import Composed, composed, external_name
 
 if TYPE_CHECKING:
     from .suite import Suite
@@ -138,24 +138,31 @@ def converged_idle_window(
         suite.notes.append(f"{name} on {suite.engine.label}: metrics counted {metered}, as logged")
 
 
-# In-cluster objects every CoreWeaveCluster composes under fixed names (the system pool and the
-# StorageClass clone): one XR's must be gone before the next test's XR composes them again.
+# In-cluster objects every CoreWeaveCluster composes under fixed names: the system pool and the
+# StorageClass clone, in its own CKS cluster.
 COREWEAVE_FIXED_IN_CLUSTER = (
     (kinds.CKS_NODEPOOL, "modelplane-system"),
     (kinds.STORAGE_CLASS, "shared-vast-delete"),
 )
 
 
-def delete_coreweave_xr(api: Kube, name: str, namespace: str) -> None:
-    """Deletes a CoreWeaveCluster and waits until it and its fixed-name in-cluster objects are
-    gone."""
+def delete_coreweave_xr(suite: Suite, name: str, namespace: str) -> None:
+    """Deletes a CoreWeaveCluster and waits until it is gone and the fake cloud has deleted its
+    CKS cluster, with everything in it."""
+    api = suite.plane.api
+    try:
+        cluster_id: str | None = external_name(
+            api, name, namespace, kinds.CKS_CLUSTER, "cks-cluster"
+        )
+    except (KeyError, AssertionError):
+        cluster_id = None  # never composed, or already gone
     with contextlib.suppress(ApiError):
         api.delete(kinds.COREWEAVE_CLUSTER_XR, name, namespace)
     wait_for(
-        f"{name} and its in-cluster objects gone before the next test",
+        f"{name} and its CKS cluster gone before the next test",
         lambda: (
             api.get(kinds.COREWEAVE_CLUSTER_XR, name, namespace) is None
-            and all(api.get(kind, fixed) is None for kind, fixed in COREWEAVE_FIXED_IN_CLUSTER)
+            and cluster_id not in suite.clusters.running()
         ),
         CONVERGE_SECONDS,
     )

@@ -20,7 +20,11 @@ from .providerkubernetes import ProviderKubernetes
 from .runtime import FunctionRuntime
 from .scene import install_apis, install_crds, install_required_objects
 from .watchlog import WatchLog
-from .workload import WorkloadClusters
+from .workload import Workload, WorkloadClusters
+from .xr import external_name
+
+# The resource key a CoreWeaveCluster composes its CKS cluster under (a public contract).
+CKS_KEY = "cks-cluster"
 
 SHARED_CRDS = REPO.parent / "shared" / "crds"
 # The provider CRDs the suite installs from ../shared/crds; provider-kubernetes' and
@@ -42,7 +46,8 @@ class Suite:
     cloud: FakeCloud
     provider: ProviderKubernetes
     helm: ProviderHelm
-    civo_clusters: WorkloadClusters
+    # The Civo and CKS clusters' own Kubernetes, by cluster ID.
+    clusters: WorkloadClusters
     chart_repository: HttpsChartRepository
     chart_registry: OciChartRegistry
     log: WatchLog
@@ -59,6 +64,12 @@ class Suite:
             *self.notes,
             f"fake cloud status writes: {self.cloud.status_writes}",
         ]
+
+    def cks_cluster(self, namespace: str, xr_name: str) -> Workload:
+        """The Kubernetes of the CKS cluster an XR composed: its cluster ID is the external name
+        of the Cluster composed under `cks-cluster`."""
+        cluster_id = external_name(self.plane.api, xr_name, namespace, kinds.CKS_CLUSTER, CKS_KEY)
+        return self.clusters.get(cluster_id)
 
     def stop(self) -> None:
         self.cloud.stop()
@@ -92,8 +103,8 @@ def start(work: Path, binaries: Binaries, engine: Engine) -> Suite:
         install_required_objects(plane)
         log = WatchLog(plane.api)
         log.start(WATCHED)
-        civo_clusters = WorkloadClusters(plane)
-        cloud = FakeCloud(plane.api, f"127.0.0.1:{plane.api_port}", civo_clusters)
+        clusters = WorkloadClusters(plane)
+        cloud = FakeCloud(plane.api, clusters)
         cloud.start()
         provider = ProviderKubernetes(plane)
         helm = ProviderHelm(plane)
@@ -104,7 +115,7 @@ def start(work: Path, binaries: Binaries, engine: Engine) -> Suite:
             cloud,
             provider,
             helm,
-            civo_clusters,
+            clusters,
             chart_repository,
             chart_registry,
             log,

@@ -1,10 +1,17 @@
-"""The fake Civo clusters' own Kubernetes: each Civo cluster the fake cloud creates gets a real
-kube-apiserver of its own, on the control plane's etcd under a prefix of its own, so it is a
-separate cluster that provider-helm installs the cluster-autoscaler chart into, and that goes
-away, with everything in it, when the cloud deletes the cluster.
+"""The fake clouds' workload clusters: each Civo cluster and each CKS cluster the fake cloud
+creates gets a real kube-apiserver of its own, on the control plane's etcd under a prefix of its
+own, so it is a separate cluster that goes away, with everything in it, when the cloud deletes
+the cluster, and that a test can stop as an outage stops a real one (`outage`, `recover`).
 
-Its kubeconfig is what Civo hands out: the server, its CA and an admin client certificate. As
-Civo does in every cluster, kube-system holds the `civo-api-access` Secret the autoscaler reads.
+A Civo cluster's kubeconfig is what Civo hands out: the server, its CA and an admin client
+certificate. As Civo does in every cluster, kube-system holds the `civo-api-access` Secret the
+autoscaler reads; provider-helm installs the cluster-autoscaler chart into it.
+
+A CKS cluster is reached as CKS is, with the kubeconfig the function writes: its endpoint and the
+org token as bearer token (the API server knows the org tokens from its --token-auth-file). As
+CKS does in every cluster, it serves the NodePool CRD and the shared-vast StorageClass; the fake
+cloud plays CKS's NodePool controller in it.
+
 Nothing runs pods here (no scheduler, no kubelet): Helm creates the Deployment, nothing runs it.
 """
 
@@ -12,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +28,11 @@ from harness.fixtures import free_port
 from . import kinds
 from .certs import issue
 from .controlplane import ControlPlane, kubeconfig
-from .kube import Kube, serving
+from .kube import NO_ANSWER, Kube, is_true, serving
+from .scene import MANIFESTS, documents
+
+# The CRD every CKS cluster serves NodePools with (harness/e2e/manifests/cks-nodepool-crd.yaml).
+CKS_NODEPOOL_CRD = "nodepools.compute.coreweave.com"
 
 # The Secret Civo puts in kube-system of every cluster, with the keys the chart's env reads.
 CIVO_API_SECRET = "civo-api-access"
@@ -32,20 +44,26 @@ HELM_STORAGE_SELECTOR = "owner=helm"
 
 @dataclass(frozen=True)
 class LastLook:
-    """What a cluster held when the cloud deleted it."""
+    """What a cluster held when the cloud deleted it (None: its API server did not answer)."""
 
     # Helm release name -> status of its newest revision ("deployed", "failed", ...).
-    helm_releases: dict[str, str]
-    deployments: list[str]
+    helm_releases: dict[str, str] | None
+    deployments: list[str] | None
+    # CKS NodePools, which CKS deletes with the cluster.
+    nodepools: list[str] | None
 
 
 @dataclass
 class Workload:
     cluster_id: str
+    # "civo" or "cks".
+    cloud: str
     process: str
     port: int
     api: Kube
     kubeconfig: dict[str, Any]
+    # What the cloud puts in every new cluster, once its API server answers.
+    seed: Callable[[Workload], bool]
     seeded: bool = False
 
     @property
@@ -61,16 +79,50 @@ class WorkloadClusters:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def serving(self, cluster_id: str, region: str) -> Workload | None:
-        """The cluster, once its API server answers and Civo's Secret is in it; starts its API
-        server on the first call (the fake cloud's cluster stays BUILDING until then)."""
+        """The Civo cluster, once its API server answers and Civo's Secret is in it; starts its
+        API server on the first call (the fake cloud's cluster stays BUILDING until then)."""
+        return self._serving(
+            cluster_id,
+            lambda: self._start(cluster_id, "civo", lambda w: _seed_civo(w, region)),
+        )
+
+    def cks_serving(self, cluster_id: str) -> Workload | None:
+        """The CKS cluster, once its API server answers and serves what CKS puts in every
+        cluster; starts it on the first call (the cluster stays STATUS_CREATING until then)."""
+        return self._serving(
+            cluster_id, lambda: self._start(cluster_id, "cks", _seed_cks, cks_tokens=True)
+        )
+
+    def _serving(self, cluster_id: str, start: Callable[[], Workload]) -> Workload | None:
         with self._lock:
-            workload = self._clusters.get(cluster_id) or self._start(cluster_id)
+            workload = self._clusters.get(cluster_id) or start()
         if not workload.seeded:
             if not self.plane.processes.ready_now(workload.process):
                 return None
-            _seed(workload, region)
-            workload.seeded = True
+            workload.seeded = workload.seed(workload)
+            if not workload.seeded:
+                return None
         return workload
+
+    def outage(self, cluster_id: str) -> None:
+        """The cluster's API server stops answering (killed, as a control-plane outage ends it);
+        what is in it stays, on etcd."""
+        self.plane.processes.kill(self.get(cluster_id).process)
+
+    def recover(self, cluster_id: str) -> None:
+        """The cluster's API server answers again, with everything it held."""
+        self.plane.processes.restart(self.get(cluster_id).process)
+
+    def answering(self, cloud: str) -> list[Workload]:
+        """That cloud's clusters whose API server runs (not in an outage) and is seeded."""
+        with self._lock:
+            found = [w for w in self._clusters.values() if w.cloud == cloud and w.seeded]
+        return [w for w in found if self.plane.processes.running(w.process)]
+
+    def running(self) -> list[str]:
+        """The IDs of the clusters the cloud has not deleted."""
+        with self._lock:
+            return sorted(self._clusters)
 
     def get(self, cluster_id: str) -> Workload:
         with self._lock:
@@ -81,7 +133,7 @@ class WorkloadClusters:
         return found
 
     def delete(self, cluster_id: str) -> None:
-        """What deleting a Civo cluster does to what runs in it: a last look, then it is gone."""
+        """What deleting a cluster does to what runs in it: a last look, then it is gone."""
         with self._lock:
             workload = self._clusters.pop(cluster_id, None)
         if workload is None:
@@ -90,30 +142,48 @@ class WorkloadClusters:
             self.last_looks[cluster_id] = _look(workload.api)
         self.plane.processes.stop(workload.process)
 
-    def _start(self, cluster_id: str) -> Workload:
+    def _start(
+        self,
+        cluster_id: str,
+        cloud: str,
+        seed: Callable[[Workload], bool],
+        cks_tokens: bool = False,
+    ) -> Workload:
         plane = self.plane
         assert plane.ca is not None
         port = free_port()
-        process = f"civo-cluster-{cluster_id}"
+        process = f"{cloud}-cluster-{cluster_id}"
         pki = plane.work / "pki"
         api = Kube(port, plane.ca_file, pki / "admin.crt", pki / "admin.key")
-        plane.processes.start(
-            process, plane.apiserver_argv(port, f"/civo/{cluster_id}"), ready=lambda: serving(api)
-        )
+        argv = plane.apiserver_argv(port, f"/{cloud}/{cluster_id}")
+        if cks_tokens:
+            argv.append(f"--token-auth-file={plane.tokens_file}")
+        plane.processes.start(process, argv, ready=lambda: serving(api))
         admin = issue(
-            plane.ca, f"civo-{cluster_id}-admin", organization="system:masters", client=True
+            plane.ca, f"{cloud}-{cluster_id}-admin", organization="system:masters", client=True
         )
         user = {
             "client-certificate-data": _b64(admin.cert_pem),
             "client-key-data": _b64(admin.key_pem),
         }
         config = kubeconfig(f"https://127.0.0.1:{port}", plane.ca.cert_pem, user)
-        workload = Workload(cluster_id, process, port, api, config)
+        workload = Workload(cluster_id, cloud, process, port, api, config, seed)
         self._clusters[cluster_id] = workload
         return workload
 
 
-def _seed(workload: Workload, region: str) -> None:
+def _seed_cks(workload: Workload) -> bool:
+    """The NodePool CRD and the shared-vast StorageClass, as in every CKS cluster; True once the
+    CRD is served."""
+    for doc in documents(MANIFESTS / "cks-nodepool-crd.yaml"):
+        workload.api.apply(kinds.CRD, doc)
+    for doc in documents(MANIFESTS / "shared-vast-storageclass.yaml"):
+        workload.api.apply(kinds.STORAGE_CLASS, doc)
+    crd = workload.api.get(kinds.CRD, CKS_NODEPOOL_CRD)
+    return is_true(crd, "Established")
+
+
+def _seed_civo(workload: Workload, region: str) -> bool:
     workload.api.apply(
         kinds.SECRET,
         {
@@ -126,6 +196,7 @@ def _seed(workload: Workload, region: str) -> None:
             },
         },
     )
+    return True
 
 
 def helm_revisions(api: Kube) -> dict[str, tuple[int, str]]:
@@ -147,8 +218,13 @@ def helm_releases(api: Kube) -> dict[str, str]:
 
 
 def _look(api: Kube) -> LastLook:
-    deployments = [d["metadata"]["name"] for d in api.list(kinds.DEPLOYMENT, KUBE_SYSTEM)]
-    return LastLook(helm_releases(api), sorted(deployments))
+    try:
+        deployments = [d["metadata"]["name"] for d in api.list(kinds.DEPLOYMENT, KUBE_SYSTEM)]
+        pools = [p["metadata"]["name"] for p in api.list(kinds.CKS_NODEPOOL)]
+        return LastLook(helm_releases(api), sorted(deployments), sorted(pools))
+    except NO_ANSWER:
+        # Deleted during an outage: what it held is gone with it, unseen.
+        return LastLook(None, None, None)
 
 
 def _b64(data: bytes) -> str:

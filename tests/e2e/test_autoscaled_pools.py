@@ -57,7 +57,7 @@ def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_a
     xr["spec"]["nodePools"] = [pool]
 
     def live() -> dict[str, Any]:
-        found = api.get(kinds.CKS_NODEPOOL, pool_name)
+        found = suite.cks_cluster(namespace, name).api.get(kinds.CKS_NODEPOOL, pool_name)
         assert found is not None, f"CKS NodePool {pool_name} is gone"
         return found
 
@@ -84,7 +84,8 @@ def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_a
 
         # The autoscaler scales up; the XR's bounds and labels are edited afterwards, so the
         # settings Object re-applies after the autoscaler's change.
-        suite.cloud.autoscale_cks_pool(pool_name, 4)
+        cluster_id = suite.cks_cluster(namespace, name).cluster_id
+        suite.cloud.autoscale_cks_pool(cluster_id, pool_name, 4)
         edit(maxNodeCount=8, gpu={"acceleratorType": "nvidia-h100-sxm"})
         wait_for(
             "the bounds and label edits live on the pool",
@@ -98,7 +99,7 @@ def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_a
 
         # The autoscaler scales again, then the lower bound is edited: the re-apply that carries
         # the edit must leave the new count alone.
-        suite.cloud.autoscale_cks_pool(pool_name, 5)
+        suite.cloud.autoscale_cks_pool(cluster_id, pool_name, 5)
         edit(minNodeCount=2)
         wait_for(
             "minNodes=2 live on the pool",
@@ -118,16 +119,20 @@ def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_a
             f"maxNodes by {sorted(owners(final, 'maxNodes'))}"
         )
 
-        # Removing the XR deletes the CKS NodePool.
-        api.delete(XR_KIND, name, namespace)
+        # Removing the pool deletes its NodePool: the settings Object goes first (released,
+        # it has no Delete), then the creator, re-applied with Delete, deletes the pool.
+        inside = suite.cks_cluster(namespace, name).api
+        filler = {"name": "cpu", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
+        api.merge_patch(XR_KIND, name, {"spec": {"nodePools": [filler]}}, namespace)
         wait_for(
-            "the XR, its Objects and the CKS NodePool to be gone",
+            f"both Objects of {pool_name} and its CKS NodePool gone",
             lambda: (
-                api.get(XR_KIND, name, namespace) is None
-                and api.get(kinds.CKS_NODEPOOL, pool_name) is None
+                not {f"nodepool-{pool_name}", f"autoscaled-nodepool-{pool_name}"}
+                & set(composed(api, name, namespace, (kinds.KUBERNETES_OBJECT,)))
+                and inside.get(kinds.CKS_NODEPOOL, pool_name) is None
             ),
             CONVERGE_SECONDS,
         )
     finally:
-        delete_coreweave_xr(api, name, namespace)
+        delete_coreweave_xr(suite, name, namespace)
         suite.provider.restart(server_side_apply=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import time
 from typing import Any
 
 import pytest
@@ -27,7 +28,8 @@ from harness.e2e.stages import (
 )
 from harness.e2e.suite import Suite
 from harness.e2e.watchlog import format_churn
-from harness.e2e.xr import EXTERNAL_NAME, composed, reason
+from harness.e2e.workload import helm_releases
+from harness.e2e.xr import EXTERNAL_NAME, composed, external_name, reason
 from harness.example_sets import example_set
 
 XR_FILE = example_set("civo").xr
@@ -170,5 +172,62 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
     finally:
         log.end(name)
         suite.churn_reports.append(format_churn(name, log.churn(name, XR_KIND.kind)))
+        with contextlib.suppress(ApiError):
+            api.delete(XR_KIND, name, namespace)
+
+
+# Deleting a CivoCluster whose cluster does not answer, or is gone, finishes within this long:
+# nothing it composes needs the workload cluster to be deleted.
+UNREACHABLE_DELETION_SECONDS = 120
+
+
+@pytest.mark.every_engine
+@pytest.mark.parametrize("outage", ["api-server-stopped", "deleted-outside-crossplane"])
+def test_civo_cluster_deleted_while_its_cluster_does_not_answer(suite: Suite, outage: str) -> None:
+    """The Civo cluster's API server stopped, or the cluster deleted outside Crossplane: deleting
+    the XR still finishes, the cluster-autoscaler's Release released without a Helm uninstall
+    and every Civo resource deleted."""
+    api = suite.plane.api
+    xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
+    name = f"gone-{outage.split('-', maxsplit=1)[0]}-lon"
+    xr["metadata"]["name"] = name
+    namespace = xr["metadata"]["namespace"]
+
+    def now_composed() -> dict[str, Any]:
+        return composed(api, name, namespace, COMPOSED)
+
+    try:
+        api.apply(XR_KIND, xr)
+        wait_ready(api, XR_KIND, name, namespace)
+        cluster_id = external_name(api, name, namespace, kinds.CIVO_CLUSTER, "civo-cluster")
+        inside = suite.clusters.get(cluster_id).api
+        wait_for(
+            "the cluster-autoscaler installed in the cluster",
+            lambda: helm_releases(inside),
+            CONVERGE_SECONDS,
+        )
+        assert "cluster-autoscaler" in now_composed()
+        if outage == "api-server-stopped":
+            suite.clusters.outage(cluster_id)
+        else:
+            suite.cloud.delete_outside_crossplane(cluster_id)
+        deleted_at = time.monotonic()
+        api.delete(XR_KIND, name, namespace)
+        wait_for(
+            "the XR and everything it composed gone, the Civo cluster deleted",
+            lambda: (
+                api.get(XR_KIND, name, namespace) is None
+                and not now_composed()
+                and cluster_id not in suite.clusters.running()
+            ),
+            CONVERGE_SECONDS,
+        )
+        took = time.monotonic() - deleted_at
+        suite.notes.append(
+            f"{name} on {suite.engine.label} ({outage}): deleted, everything gone in "
+            f"{took:.1f} s (bound {UNREACHABLE_DELETION_SECONDS} s)"
+        )
+        assert took <= UNREACHABLE_DELETION_SECONDS, f"deletion took {took:.1f} s"
+    finally:
         with contextlib.suppress(ApiError):
             api.delete(XR_KIND, name, namespace)

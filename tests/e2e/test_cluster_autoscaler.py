@@ -107,7 +107,7 @@ class Autoscaled:
         return external_name(self.api, self.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster")
 
     def cluster_api(self) -> Kube:
-        return self.suite.civo_clusters.get(self.cluster_id()).api
+        return self.suite.clusters.get(self.cluster_id()).api
 
     def pool_ids(self) -> dict[str, str]:
         """Civo pool ID per pool name, as the provider reported them (the external names)."""
@@ -283,7 +283,7 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
         assert cluster.releases() == []
         # The Release has no Delete policy: provider-helm never uninstalled it. It was deployed
         # when Civo deleted the cluster, and went with it.
-        last = suite.civo_clusters.last_looks[cluster_id]
+        last = suite.clusters.last_looks[cluster_id]
         assert last.helm_releases == {helm_release: "deployed"}
         assert last.deployments == []
     finally:

@@ -217,7 +217,7 @@ def test_an_edit_burst_applies_the_last_valid_spec_and_deletes_nothing(pair: Pai
     assert all("spec.nodePools[0].nodeCount" in body for body in rejected), rejected[0]
 
     after = pair.settled()
-    live = api.get(kinds.CKS_NODEPOOL, pool)
+    live = pair.cks.get(kinds.CKS_NODEPOOL, pool)
     assert live is not None and live["spec"]["targetNodes"] == valid[-1], live
     seen = applied_target_nodes(pair, pool)[len(applied_before) :]
     assert seen and seen[-1] == valid[-1], f"applied node counts {seen}, last valid {valid[-1]}"

@@ -87,5 +87,5 @@ def test_the_function_response_cache_changes_nothing_composed(suite: Suite) -> N
         assert lookups["hit"] >= answered_by_cache, (lookups, calls)
         assert sum(lookups.values()) >= calls.reconciles, (lookups, calls)
     finally:
-        delete_coreweave_xr(api, NAME, namespace)
+        delete_coreweave_xr(suite, NAME, namespace)
         plane.restart_crossplane()
