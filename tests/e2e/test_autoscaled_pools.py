@@ -122,13 +122,15 @@ def test_autoscaled_pool_keeps_the_autoscalers_count(suite: Suite, server_side_a
         # Removing the pool deletes its NodePool: the settings Object goes first (released,
         # it has no Delete), then the creator, re-applied with Delete, deletes the pool.
         inside = suite.cks_cluster(namespace, name).api
+        objects = composed(api, name, namespace, (kinds.KUBERNETES_OBJECT,))
+        pool_objects = [objects[f"nodepool-{pool_name}"].name]
+        pool_objects.append(objects[f"autoscaled-nodepool-{pool_name}"].name)
         filler = {"name": "cpu", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": [filler]}}, namespace)
         wait_for(
             f"both Objects of {pool_name} and its CKS NodePool gone",
             lambda: (
-                not {f"nodepool-{pool_name}", f"autoscaled-nodepool-{pool_name}"}
-                & set(composed(api, name, namespace, (kinds.KUBERNETES_OBJECT,)))
+                all(api.get(kinds.KUBERNETES_OBJECT, n, namespace) is None for n in pool_objects)
                 and inside.get(kinds.CKS_NODEPOOL, pool_name) is None
             ),
             CONVERGE_SECONDS,

@@ -25,7 +25,7 @@ from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
 from harness.e2e.suite import Suite
 from harness.e2e.workload import KUBE_SYSTEM, helm_releases
 from harness.e2e.xr import COMPOSITE_LABEL, EXTERNAL_NAME, composed, external_name, reason
-from harness.pinned_chart import COMPOSITION, chart_archive, pinned_chart_version
+from harness.pinned_chart import CHART_NAME, COMPOSITION, chart_archive, pinned_chart_version
 from tests import autoscaler_expected as expect
 
 XR_KIND = kinds.CIVO_CLUSTER_XR
@@ -124,7 +124,7 @@ class Autoscaled:
 
     def deployment_name(self) -> str:
         # The chart's fullname: the release name, then "<cloud provider>-<chart name>".
-        return f"{self.helm_release()}-civo-{expect.CHART_NAME}"[:63].rstrip("-")
+        return f"{self.helm_release()}-civo-{CHART_NAME}"[:63].rstrip("-")
 
     def deployment(self) -> dict[str, Any] | None:
         return self.cluster_api().get(kinds.DEPLOYMENT, self.deployment_name(), KUBE_SYSTEM)
@@ -157,12 +157,22 @@ class Autoscaled:
         observed in different reconciles. The Release is composed once the first autoscaled
         pool's ID is known, and each later ID adds its group (docs/composed.md), an upgrade each
         (provider-helm may fold changes that come close together into one)."""
-        revision = self.release().get("status", {}).get("atProvider", {}).get("revision")
-        composed = self.values_composed()
-        assert isinstance(revision, int) and 1 <= revision <= composed, (
-            f"Helm revision {revision} after {composed} sets of values composed"
+
+        def deployed() -> int:
+            # The XR's Ready can come before provider-helm reports the last upgrade: wait for
+            # it, never for more upgrades than values composed.
+            revision = self.release().get("status", {}).get("atProvider", {}).get("revision")
+            composed = self.values_composed()
+            assert not isinstance(revision, int) or revision <= composed, (
+                f"Helm revision {revision} after {composed} sets of values composed"
+            )
+            if isinstance(revision, int) and revision >= 1 and self.release_deployed_at(revision):
+                return revision
+            return 0
+
+        revision: int = wait_for(
+            "the Release deployed at its last revision", deployed, CONVERGE_SECONDS
         )
-        assert self.release_deployed_at(revision)
         return revision
 
     def release_deployed_at(self, revision: int) -> bool:
@@ -226,7 +236,7 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
         # Pulled from the mirror the Composition names, index first; nothing was cached.
         assert suite.chart_repository.fetched[fetched_before:] == [
             "/index.yaml",
-            f"/{expect.CHART_NAME}-{CHART_VERSION}.tgz",
+            f"/{CHART_NAME}-{CHART_VERSION}.tgz",
         ]
         deployment = cluster.deployment()
         assert deployment is not None
@@ -312,7 +322,7 @@ def test_the_autoscaler_chart_comes_from_an_oci_mirror(suite: Suite) -> None:
         chart = release["spec"]["forProvider"]["chart"]
         # (provider-helm late-initialises an empty pullSecretRef beside them.)
         assert {k: chart[k] for k in ("name", "repository", "version")} == {
-            "name": expect.CHART_NAME,
+            "name": CHART_NAME,
             "repository": suite.chart_registry.url,
             "version": CHART_VERSION,
         }

@@ -283,11 +283,14 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         removed = "l40s"
         kept_pools = [p for p in xr["spec"]["nodePools"] if p["name"] != removed]
         live_before = live_uids(inside, kept_pools)
+        removed_objects = [
+            v.name for k, v in before.items() if k in pool_keys(set(before), removed)
+        ]
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": kept_pools}}, namespace)
         wait_for(
-            f"pool {removed} gone from the XR and from the cluster",
+            f"pool {removed}'s Objects gone (deleted, not only deleting) and its NodePool too",
             lambda: (
-                not pool_keys(set(now_composed()), removed)
+                all(api.get(kinds.KUBERNETES_OBJECT, n, namespace) is None for n in removed_objects)
                 and inside.get(kinds.CKS_NODEPOOL, removed) is None
             ),
             CONVERGE_SECONDS,
@@ -401,10 +404,11 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
         log.begin(name, "removed-answering")
         answered_at = time.monotonic()
         suite.clusters.recover(cks.cluster_id)
+        removed_object = before[f"nodepool-{removed}"].name
         wait_for(
-            f"pool {removed} gone from the XR and from the cluster",
+            f"pool {removed}'s Object gone (deleted, not only deleting) and its NodePool too",
             lambda: (
-                f"nodepool-{removed}" not in now_composed()
+                api.get(kinds.KUBERNETES_OBJECT, removed_object, namespace) is None
                 and cks.api.get(kinds.CKS_NODEPOOL, removed) is None
             ),
             CONVERGE_SECONDS,
