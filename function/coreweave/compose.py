@@ -566,30 +566,34 @@ class _Composer(Composer):
         )
 
 
+def _synced_condition(observed: View) -> dict[str, Any] | None:
+    """The Object's Synced condition as provider-kubernetes last reported it, if it did."""
+    conditions = observed.get("status", "conditions")
+    for condition in conditions if isinstance(conditions, list) else []:
+        if isinstance(condition, dict) and condition.get("type") == "Synced":
+            return condition
+    return None
+
+
 def _synced(observed: View) -> str:
     """Whether provider-kubernetes reaches the cluster for this Object: "current" (Synced=True
     on the Object's current generation, or with no generation to compare), "earlier" (True, but
     from before its last change) or "no" (False, or not reported)."""
-    conditions = observed.get("status", "conditions")
-    for condition in conditions if isinstance(conditions, list) else []:
-        if not isinstance(condition, dict) or condition.get("type") != "Synced":
-            continue
-        if condition.get("status") != "True":
-            return "no"
-        seen = condition.get("observedGeneration")
-        generation = observed.get("metadata", "generation")
-        if seen is None or generation is None or seen == generation:
-            return "current"
-        return "earlier"
-    return "no"
+    condition = _synced_condition(observed)
+    if condition is None or condition.get("status") != "True":
+        return "no"
+    seen = condition.get("observedGeneration")
+    generation = observed.get("metadata", "generation")
+    if seen is None or generation is None or seen == generation:
+        return "current"
+    return "earlier"
 
 
 def _synced_message(observed: View) -> str:
-    conditions = observed.get("status", "conditions")
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, dict) and condition.get("type") == "Synced":
-            return str(condition.get("message") or condition.get("reason") or "not Synced")
-    return "provider-kubernetes has not reported on it yet"
+    condition = _synced_condition(observed)
+    if condition is None:
+        return "provider-kubernetes has not reported on it yet"
+    return str(condition.get("message") or condition.get("reason") or "not Synced")
 
 
 def _applied_spec(observed: View) -> View:
