@@ -14,6 +14,7 @@ import yaml
 from harness.example_sets import example_set
 
 from . import kinds
+from .calls import read_calls
 from .kube import Kind, Kube, WaitTimedOut, condition, wait_for
 from .stages import (
     CONVERGE_SECONDS,
@@ -192,7 +193,12 @@ class Pair:
         ObservedGenerationPropagationManager): a reconcile that composed the spec from before an
         edit reports the edit's generation. If the XR's watch circuit breaker dropped the edit's
         event, the pool is composed only at the next poll.
+
+        Nor does a quiet, Ready XR prove the function serving now composed it: just after an
+        upgrade or a rollback everything is still what the last revision made, and stays so
+        until Crossplane's next reconcile calls the new one (a poll, up to a minute later).
         """
+        self._wait_composed_by_serving_function()
         self._wait_reconciled()
         unmade: list[str] = []
 
@@ -213,6 +219,23 @@ class Pair:
         # Still so once quiet: a pool just made was not Ready when it appeared.
         self._wait_reconciled()
         return self.snapshot()
+
+    def _wait_composed_by_serving_function(self) -> None:
+        runtime = self.suite.runtime
+
+        def uncalled() -> list[str]:
+            called = {
+                c.xr for c in read_calls(runtime.function_log) if c.at >= runtime.serving_since
+            }
+            described = (f"{m.kind.kind}/{NAMESPACE}/{m.name}" for m in self.members)
+            return [xr for xr in described if xr not in called]
+
+        wait_for(
+            "each XR composed by the function process serving now",
+            lambda: not uncalled(),
+            CONVERGE_SECONDS,
+            interval=1,
+        )
 
     def _wait_reconciled(self) -> None:
         api = self.suite.plane.api

@@ -106,6 +106,9 @@ class FunctionRuntime:
         self.side_ports: dict[str, SidePorts] = {}
         # The function runs at --debug: one line per call (harness/e2e/calls.py).
         self.function_log = plane.processes.log_dir / f"{FUNCTION_PROCESS}.log"
+        # When the function process serving now started: after an upgrade or a rollback, only
+        # calls from then on were answered by the revision just activated.
+        self.serving_since = datetime.datetime.now(datetime.UTC)
 
     def install(self) -> None:
         plane = self.plane
@@ -248,6 +251,7 @@ class FunctionRuntime:
 
     def _start_function(self, source: Path) -> None:
         port = self.port = free_port()
+        self.serving_since = datetime.datetime.now(datetime.UTC)
         self.plane.processes.start(
             FUNCTION_PROCESS,
             self.function_argv(f"127.0.0.1:{port}", source),
