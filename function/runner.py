@@ -360,6 +360,8 @@ def write(outcome: Outcome, rsp: fnv1.RunFunctionResponse) -> None:
             match_name=requirement.match_name,
             namespace=requirement.namespace,
         )
+    if outcome.ready is not None:
+        rsp.desired.composite.ready = fnv1.READY_TRUE if outcome.ready else fnv1.READY_FALSE
     if outcome.status:
         # Equivalent to resource.update_status: "status" is replaced as a whole.
         _encode(rsp.desired.composite, {"status": outcome.status})

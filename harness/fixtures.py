@@ -426,5 +426,14 @@ def readiness(rsp: fnv1.RunFunctionResponse) -> dict[str, bool]:
     return {k: r.ready == fnv1.READY_TRUE for k, r in rsp.desired.resources.items()}
 
 
+def xr_ready(rsp: fnv1.RunFunctionResponse) -> bool:
+    """The XR's Ready as Crossplane derives it from a response: the composite's own readiness
+    when the function sets it, else whether every desired resource is ready (v2.4.0
+    composite/reconciler.go)."""
+    if rsp.desired.composite.ready != fnv1.READY_UNSPECIFIED:
+        return rsp.desired.composite.ready == fnv1.READY_TRUE
+    return all(readiness(rsp).values())
+
+
 def xr_status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
     return _ints(resource.struct_to_dict(rsp.desired.composite.resource)).get("status", {})

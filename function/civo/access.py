@@ -16,13 +16,13 @@ import dataclasses
 import functools
 import re
 
+from function.shared.composer import CONDITION_ACCESS
 from function.shared.observed import Required, View
 from function.shared.outcome import Requirement
 
 REQUIRED_CONNECTION_SECRET = "civo-connection-secret"  # noqa: S105 - a requirement name
 # Where provider-upjet-civo may put the kubeconfig, most specific first.
 KUBECONFIG_KEYS = ("kubeconfig", "attribute.kubeconfig")
-CONDITION_ACCESS = "ClusterAccess"
 # A kubeconfig, YAML or JSON, names at least one cluster with its server.
 _KUBECONFIG_SHAPE = re.compile(r'(^|\n|")clusters"?\s*:.*server"?\s*:', re.DOTALL)
 

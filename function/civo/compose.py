@@ -14,7 +14,7 @@ from typing import Any
 from function.civo import access, autoscaler
 from function.civo.api import CivoClusterSpec, NodePool, validated_spec
 from function.input import CivoInput
-from function.shared.composer import Composer
+from function.shared.composer import CONDITION_ACCESS, Composer
 from function.shared.naming import helm_release_name
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
@@ -69,7 +69,7 @@ def compose(xr: Composite, observed: Observed, required: Required, config: CivoI
         spec = validated_spec(xr)
     except SpecProblems as problems:
         return Outcome.failed(problems.message)
-    return _Composer(xr, spec, observed, required, config).compose()
+    return _Composer(xr, spec, observed, required, config).composed()
 
 
 class _Composer(Composer):
@@ -126,7 +126,7 @@ class _Composer(Composer):
         if key is None:
             if not (self.cluster.has("status", "atProvider", "id") or self.cluster.ready):
                 self.out.condition(
-                    access.CONDITION_ACCESS,
+                    CONDITION_ACCESS,
                     False,
                     "WaitingForCluster",
                     f'waiting for Civo cluster "{self.cloud_name}" to be created; it writes '
@@ -138,11 +138,11 @@ class _Composer(Composer):
             if lookup.key is None:
                 why = lookup.problem or "reading the connection Secret"
                 self.out.normal(why)
-                self.out.condition(access.CONDITION_ACCESS, False, lookup.reason, why)
+                self.out.condition(CONDITION_ACCESS, False, lookup.reason, why)
                 return in_use
             key = lookup.key
         self.out.condition(
-            access.CONDITION_ACCESS, True, "Available", f'kubeconfig in {described}, key "{key}"'
+            CONDITION_ACCESS, True, "Available", f'kubeconfig in {described}, key "{key}"'
         )
         return key
 

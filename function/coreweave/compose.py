@@ -20,7 +20,7 @@ from function.coreweave.api import (
     validated_spec,
 )
 from function.input import CoreWeaveInput
-from function.shared.composer import Composer
+from function.shared.composer import CONDITION_ACCESS, Composer
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
 from function.shared.readiness import ready_when_exists, ready_when_ready
@@ -53,7 +53,6 @@ CLOUD_NAME_LIMIT = 30
 POD_PREFIX, SERVICE_PREFIX, INTERNAL_LB_PREFIX = "pod", "service", "internal-lb"
 SHARED_VAST = "shared-vast"
 
-CONDITION_ACCESS = "ClusterAccess"
 CONDITION_STORAGE = "SharedStorage"
 
 # CKS accepts any instanceType string and reports the verdict as the Validated condition, so a
@@ -104,7 +103,7 @@ def compose(
         spec = validated_spec(xr)
     except SpecProblems as problems:
         return Outcome.failed(problems.message)
-    return _Composer(xr, spec, observed, required, config).compose()
+    return _Composer(xr, spec, observed, required, config).composed()
 
 
 class _Composer(Composer):

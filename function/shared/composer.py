@@ -13,6 +13,8 @@ from function.shared.validation import Credentials
 
 # (apiVersion, kind, composition resource name) of a resource this XR composes.
 ComposedRef = tuple[str, str, str]
+# The condition that says whether the kubeconfig in status.secrets can be used.
+CONDITION_ACCESS = "ClusterAccess"
 
 
 class Composer:
@@ -25,6 +27,28 @@ class Composer:
         self.out = Outcome()
         self.cloud_name = cloud_name(xr.namespace, xr.name, self.cloud_name_limit)
         self.provider_config_ref = {"kind": credentials.type, "name": credentials.name}
+
+    def compose(self) -> Outcome:
+        """The cloud's composition; what composed() returns, before the shared rules."""
+        raise NotImplementedError
+
+    def composed(self) -> Outcome:
+        """The cloud's composition with the rules both clouds share applied.
+
+        An XR is never Ready without cluster access: consumers wait for Ready and then read
+        the kubeconfig status.secrets names, and every composed resource can be Ready before
+        the kubeconfig exists (the credentials Secret missing, or Civo's connection Secret not
+        written yet). Once access is established, readiness is the composed resources' again.
+        While one of them is not Ready, Crossplane's own verdict already says no and names it
+        ("Unready resources: ..."); overriding it would drop that message.
+        """
+        out = self.compose()
+        without_access = any(
+            c.typ == CONDITION_ACCESS and c.status != "True" for c in out.conditions
+        )
+        if without_access and all(d.ready for d in out.resources.values()):
+            out.ready = False
+        return out
 
     def name(self, *parts: str) -> str:
         return composed_name(self.xr.name, *parts)

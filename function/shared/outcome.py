@@ -52,6 +52,9 @@ class Outcome:
     conditions: list[Condition] = dataclasses.field(default_factory=list)
     requirements: list[Requirement] = dataclasses.field(default_factory=list)
     status: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The XR's own readiness when the function decides it; None lets Crossplane derive it from
+    # the composed resources' readiness.
+    ready: bool | None = None
 
     def compose(self, key: str, resource: dict[str, Any], *, ready: bool) -> None:
         self.resources[key] = Desired(resource, ready)
