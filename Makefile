@@ -62,7 +62,7 @@ clean:
 bench: $(STAMP)
 	$(BIN)/python -m hack.bench
 
-.PHONY: wheels image xpkg image-test image-lock
+.PHONY: wheels image xpkg configurations image-test image-lock
 
 # Any fixed time makes rebuilds byte-identical; the content, not the clock, identifies an image.
 SOURCE_DATE_EPOCH ?= 1764547200
@@ -79,10 +79,14 @@ wheels:
 image:
 	bash hack/image/build.sh build/image.tar $(IMAGE_TAG)
 
-## xpkg: the Function package with the runtime image embedded -> build/function-inference-clusters.xpkg
-xpkg: image crank
+## xpkg: the Function package with the runtime image embedded -> build/function-inference-clusters.xpkg, and the Configuration packages -> build/configuration-{coreweave,civo}.xpkg
+xpkg: image crank configurations
 	$(CRANK) xpkg build -f package --embed-runtime-image-tarball=build/image.tar \
 		-o build/function-inference-clusters.xpkg
+
+## configurations: the Configuration packages, one per cloud (configurations/, apis/, examples/) -> build/configuration-<cloud>.xpkg
+configurations: $(STAMP) crank
+	$(BIN)/python hack/configurations.py --crank $(CRANK) --out build
 
 ## image-test: run the built image (chroot as UID 2000: mTLS, renders) and inspect the xpkg
 image-test: xpkg $(STAMP)

@@ -1,0 +1,149 @@
+"""Builds the Configuration packages, one per cloud: the Crossplane way to install an API.
+
+    python hack/configurations.py --crank CRANK --out build
+
+configurations/<cloud>/ holds what only the package has: its metadata (crossplane.yaml, with
+what it depends on) and its ManagedResourceActivationPolicy (activation.yaml). The XRD and the
+Composition stay in apis/<kind>/, the one copy that users who install by hand apply too; the
+package's Composition differs from it in one field: its pipeline calls the function by the name
+Crossplane's package manager installs the function dependency under. The examples of the cloud
+ship as the package's examples. Each package is built with `crank xpkg build` (no Docker) into
+<out>/configuration-<cloud>.xpkg.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGURATIONS = ROOT / "configurations"
+# The name users who install by hand give the Function (examples/function.yaml); the
+# Compositions in apis/ call it so.
+HAND_INSTALLED_FUNCTION = "function-inference-clusters"
+# A DNS label is at most 63 characters; ToDNSLabel stops at index 62.
+_DNS_LABEL_LAST = 62
+
+
+@dataclasses.dataclass(frozen=True)
+class Cloud:
+    name: str
+    api: Path  # apis/<kind>/: definition.yaml and composition.yaml
+    examples: tuple[str, ...]  # example sets under examples/ shipped with the package
+
+    @property
+    def source(self) -> Path:
+        return CONFIGURATIONS / self.name
+
+    @property
+    def package_file(self) -> str:
+        return f"configuration-{self.name}.xpkg"
+
+
+CLOUDS = (
+    Cloud(
+        "coreweave", ROOT / "apis" / "coreweaveclusters", ("coreweave", "coreweave-api-reference")
+    ),
+    Cloud("civo", ROOT / "apis" / "civoclusters", ("civo", "civo-api-reference")),
+)
+
+
+def dependency_name(package: str) -> str:
+    """The name Crossplane's package manager gives a package it installs as a dependency: its
+    repository path without the registry, as a DNS label (resolver.NewPackage,
+    xpkg.ToDNSLabel of crossplane-runtime v2.4.0; the same in Crossplane v2.1.0 and v2.3.4)."""
+    first, _, rest = package.partition("/")
+    # go-containerregistry reads the first component as a registry only if it looks like one.
+    repository = (
+        rest if rest and ("." in first or ":" in first or first == "localhost") else package
+    )
+    kept: list[str] = []
+    for index, char in enumerate(repository):
+        if "a" <= char <= "z" or "0" <= char <= "9":
+            kept.append(char)
+        if char in "./:-" and index not in (0, _DNS_LABEL_LAST, len(repository) - 1):
+            kept.append("-")
+        if index == _DNS_LABEL_LAST:
+            break
+    return "".join(kept).strip("-")
+
+
+def load(path: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(path.read_text())
+    return loaded
+
+
+def function_dependency(meta: dict[str, Any]) -> dict[str, Any]:
+    """The package's one Function dependency: the function its Composition calls."""
+    (function,) = [d for d in meta["spec"]["dependsOn"] if d.get("kind") == "Function"]
+    return dict(function)
+
+
+def packaged_composition(cloud: Cloud) -> dict[str, Any]:
+    """apis/<kind>/composition.yaml with its pipeline calling the function by the name the
+    package manager installs the Configuration's function dependency under."""
+    composition = copy.deepcopy(load(cloud.api / "composition.yaml"))
+    name = dependency_name(function_dependency(load(cloud.source / "crossplane.yaml"))["package"])
+    for step in composition["spec"]["pipeline"]:
+        if step["functionRef"]["name"] != HAND_INSTALLED_FUNCTION:
+            raise SystemExit(
+                f"{cloud.api}/composition.yaml: step {step['step']!r} calls "
+                f"{step['functionRef']['name']!r}, not {HAND_INSTALLED_FUNCTION!r}"
+            )
+        step["functionRef"]["name"] = name
+    return composition
+
+
+def stage(cloud: Cloud, into: Path) -> tuple[Path, Path]:
+    """The package root and examples root crank packs, written under `into`."""
+    root, examples = into / "package", into / "examples"
+    root.mkdir(parents=True)
+    shutil.copy(cloud.source / "crossplane.yaml", root / "crossplane.yaml")
+    shutil.copy(cloud.source / "activation.yaml", root / "activation.yaml")
+    shutil.copy(cloud.api / "definition.yaml", root / "definition.yaml")
+    (root / "composition.yaml").write_text(yaml.safe_dump(packaged_composition(cloud)))
+    for example in cloud.examples:
+        shutil.copytree(ROOT / "examples" / example, examples / example)
+    return root, examples
+
+
+def build(crank: str, cloud: Cloud, out: Path) -> Path:
+    target = out / cloud.package_file
+    with tempfile.TemporaryDirectory(prefix=f"configuration-{cloud.name}-") as work:
+        root, examples = stage(cloud, Path(work))
+        subprocess.run(
+            [
+                crank,
+                "xpkg",
+                "build",
+                f"--package-root={root}",
+                f"--examples-root={examples}",
+                f"--package-file={target}",
+            ],
+            check=True,
+        )
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--crank", required=True, help="the Crossplane CLI")
+    parser.add_argument("--out", type=Path, default=ROOT / "build")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for cloud in CLOUDS:
+        print(f"built {build(args.crank, cloud, args.out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

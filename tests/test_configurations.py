@@ -1,0 +1,166 @@
+"""The Configuration packages (configurations/<cloud>/, built by hack/configurations.py): what
+each depends on matches what this release is and what `make e2e` proves, its activation policy
+activates exactly the managed-resource kinds its Composition composes, and its Composition is
+apis/' own but for the name it calls the function by."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from hack.configurations import (
+    CLOUDS,
+    HAND_INSTALLED_FUNCTION,
+    Cloud,
+    dependency_name,
+    function_dependency,
+    load,
+    packaged_composition,
+)
+from harness.e2e.binaries import versions
+from harness.example_sets import example_sets
+from tests.crdcheck import shared_crds_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+RELEASE = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+FUNCTION_PACKAGE = "xpkg.upbound.io/modelplane/function-inference-clusters"
+# The provider packages each cloud depends on, and the lowest version accepted: what make e2e
+# runs where it runs the provider, else the first release with the namespaced kinds.
+PROVIDERS = {
+    "coreweave": {
+        "ghcr.io/fabioaraujopt/provider-coreweave": "v0.1.0",
+        "xpkg.upbound.io/upbound/provider-kubernetes": versions()["PROVIDER_KUBERNETES_VERSION"],
+    },
+    "civo": {
+        "xpkg.upbound.io/upbound/provider-civo": "v0.1.0",
+        "xpkg.upbound.io/upbound/provider-helm": versions()["PROVIDER_HELM_VERSION"],
+    },
+}
+BY_NAME = {cloud.name: cloud for cloud in CLOUDS}
+
+
+def meta(cloud: Cloud) -> dict[str, Any]:
+    return load(cloud.source / "crossplane.yaml")
+
+
+def test_every_cloud_has_a_configuration() -> None:
+    assert sorted(p.name for p in (ROOT / "configurations").iterdir() if p.is_dir()) == sorted(
+        BY_NAME
+    )
+
+
+@pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
+def test_it_depends_on_this_release_of_the_function(cloud: Cloud) -> None:
+    major, minor, _ = (int(part) for part in RELEASE.split("."))
+    assert function_dependency(meta(cloud)) == {
+        "apiVersion": "pkg.crossplane.io/v1",
+        "kind": "Function",
+        "package": FUNCTION_PACKAGE,
+        "version": f">=v{RELEASE}, <v{major}.{minor + 1}.0",
+    }
+
+
+@pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
+def test_it_depends_on_the_providers_its_composition_needs(cloud: Cloud) -> None:
+    providers = {
+        d["package"]: d["version"]
+        for d in meta(cloud)["spec"]["dependsOn"]
+        if d["kind"] != "Function"
+    }
+    assert providers == {package: f">={v}" for package, v in PROVIDERS[cloud.name].items()}
+    assert all(
+        d["apiVersion"] == "pkg.crossplane.io/v1" and d["kind"] == "Provider"
+        for d in meta(cloud)["spec"]["dependsOn"]
+        if d["kind"] != "Function"
+    )
+
+
+@pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
+def test_it_needs_the_crossplane_the_function_needs(cloud: Cloud) -> None:
+    function_meta = load(ROOT / "package" / "crossplane.yaml")
+    assert meta(cloud)["spec"]["crossplane"] == function_meta["spec"]["crossplane"]
+
+
+def managed_kinds() -> dict[tuple[str, str], str]:
+    """(group, kind) -> CRD name of every managed-resource kind in ../shared/crds."""
+    crds = shared_crds_dir()
+    if crds is None:
+        pytest.skip("../shared/crds not found: the managed-resource kinds are unknown")
+    found = {}
+    for path in crds.rglob("*.yaml"):
+        crd = yaml.safe_load(path.read_text())
+        if "managed" in (crd["spec"]["names"].get("categories") or []):
+            found[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd["metadata"]["name"]
+    return found
+
+
+def composed_managed_kinds(cloud: Cloud) -> set[str]:
+    """The CRD names of the managed resources every rendered stage of the cloud's example sets
+    composes."""
+    managed = managed_kinds()
+    found = set()
+    for example in example_sets():
+        if example.name not in cloud.examples:
+            continue
+        for rendered in sorted((example.stages / "rendered").glob("*.yaml")):
+            for doc in yaml.safe_load_all(rendered.read_text()):
+                if doc and (doc["apiVersion"].split("/")[0], doc["kind"]) in managed:
+                    found.add(managed[(doc["apiVersion"].split("/")[0], doc["kind"])])
+    return found
+
+
+@pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
+def test_its_activation_policy_activates_exactly_what_its_composition_composes(
+    cloud: Cloud,
+) -> None:
+    policy = load(cloud.source / "activation.yaml")
+    assert policy["apiVersion"] == "apiextensions.crossplane.io/v1alpha1"
+    assert policy["kind"] == "ManagedResourceActivationPolicy"
+    assert sorted(policy["spec"]["activate"]) == sorted(composed_managed_kinds(cloud))
+
+
+@pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
+def test_its_composition_is_the_apis_own_calling_the_installed_dependency(cloud: Cloud) -> None:
+    by_hand = load(cloud.api / "composition.yaml")
+    packaged = packaged_composition(cloud)
+    assert [s["functionRef"]["name"] for s in by_hand["spec"]["pipeline"]] == [
+        HAND_INSTALLED_FUNCTION
+    ]
+    assert [s["functionRef"]["name"] for s in packaged["spec"]["pipeline"]] == [
+        "modelplane-function-inference-clusters"
+    ]
+    for step in packaged["spec"]["pipeline"]:
+        step["functionRef"]["name"] = HAND_INSTALLED_FUNCTION
+    assert packaged == by_hand
+
+
+@pytest.mark.parametrize(
+    ("package", "name"),
+    [
+        # The examples of Crossplane's own resolver tests and of Upbound's Configurations.
+        (
+            "xpkg.upbound.io/modelplane/function-inference-clusters",
+            "modelplane-function-inference-clusters",
+        ),
+        (
+            "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform",
+            "crossplane-contrib-function-patch-and-transform",
+        ),
+        ("ghcr.io/fabioaraujopt/provider-coreweave", "fabioaraujopt-provider-coreweave"),
+        (
+            "127.0.0.1:5000/modelplane/function-inference-clusters",
+            "modelplane-function-inference-clusters",
+        ),
+        ("localhost/team/fn", "team-fn"),
+        # No registry: Docker Hub's, and the whole path is the repository.
+        ("crossplane/provider-aws", "crossplane-provider-aws"),
+        # At most 63 characters, a DNS label's limit.
+        ("example.com/org/" + "a" * 66, "org-" + "a" * 59),
+    ],
+)
+def test_the_dependency_name_is_crossplanes(package: str, name: str) -> None:
+    assert dependency_name(package) == name
