@@ -39,7 +39,9 @@ CIVO_DEFAULT_VERSION = "1.34.1-k3s1"
 
 
 def load_all(path: Path) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+    """Every object in a YAML file, or in the YAML files of a folder (as crank reads one)."""
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    return [d for f in files for d in yaml.safe_load_all(f.read_text()) if d]
 
 
 def fake_id(*parts: str) -> str:

@@ -2,7 +2,7 @@
 
 A set is one example XR with what rendering it needs. What a user applies lives in `examples/`
 (crank packs that folder into the Function package): `examples/<set>/xr.yaml` and
-`examples/<set>/credentials.yaml` (the provider config and its Secret, placeholder key); the
+`examples/<set>/credentials/` (the provider config, and its Secret with a placeholder key); the
 Function for `crossplane render` is `examples/render/functions.yaml`. What tests render it
 against lives in `tests/stages/<set>/`: `observed/<stage>.yaml`, `required/` (resources a provider writes,
 such as a Civo connection Secret) and the committed `rendered/<stage>.yaml`.
@@ -45,7 +45,7 @@ class ExampleSet:
 
 
 def _current(root: Path, name: str) -> ExampleSet:
-    credentials = root / "examples" / name / "credentials.yaml"
+    credentials = root / "examples" / name / "credentials"
     stages = root / "tests" / "stages" / name
     # What the function reads: a Civo set's connection Secret (which a provider writes), else a
     # CoreWeave set's credentials (which a user creates). A Civo set's credentials are the
@@ -54,7 +54,7 @@ def _current(root: Path, name: str) -> ExampleSet:
     if written_by_provider.is_dir():
         required: Path | None = written_by_provider
     else:
-        required = credentials if credentials.is_file() else None
+        required = credentials if credentials.is_dir() else None
     return ExampleSet(
         name=name,
         xr=root / "examples" / name / "xr.yaml",

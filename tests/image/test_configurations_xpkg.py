@@ -43,7 +43,7 @@ def expected_objects(cloud: Cloud) -> list[dict[str, Any]]:
 
 def expected_examples(cloud: Cloud) -> list[dict[str, Any]]:
     files = [
-        f for set_ in cloud.examples for f in sorted((ROOT / "examples" / set_).glob("*.yaml"))
+        f for set_ in cloud.examples for f in sorted((ROOT / "examples" / set_).rglob("*.yaml"))
     ]
     return [doc for f in files for doc in yaml.safe_load_all(f.read_text()) if doc]
 
