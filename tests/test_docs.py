@@ -7,10 +7,12 @@ import ast
 import importlib
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+import yaml
 
 from hack import render as render_script
 from harness.example_sets import example_set
@@ -232,3 +234,57 @@ def test_every_condition_is_explained(condition: tuple[str, str, str, str]) -> N
 
 def test_no_condition_is_explained_that_the_function_never_sets() -> None:
     assert documented_conditions() - set(CONDITIONS) == set()
+
+
+# --- the commands the docs give, run as written -------------------------------------------------
+
+
+def shell_block(page: Path, marker: str) -> str:
+    """The page's one ```sh block containing marker."""
+    blocks = [b for b in re.findall(r"```sh\n(.*?)```", page.read_text(), re.DOTALL) if marker in b]
+    assert len(blocks) == 1, f"{page.name}: {len(blocks)} sh blocks with {marker!r}"
+    return str(blocks[0])
+
+
+def run_from_a_checkout(block: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Runs a doc's shell block as a user would from the repository root, `crossplane` being the
+    CLI built here (crank); what it writes lands in tmp_path, not in this checkout."""
+    crank = render_script.find_crank()
+    if crank is None:
+        pytest.skip("crank is not built: run `make crank` (needs Go)")
+    for folder in ("apis", "examples", "package"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", f'crossplane() {{ "{crank}" "$@"; }}\n{block}'],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_the_documented_validate_command_runs_as_written(tmp_path: Path) -> None:
+    done = run_from_a_checkout(shell_block(DOCS / "install.md", "beta validate"), tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines() == [
+        "[✓] infrastructure.modelplane.ai/v1alpha1, Kind=CoreWeaveCluster, inference-east "
+        "validated successfully",
+        "[✓] infrastructure.modelplane.ai/v1alpha1, Kind=CivoCluster, inference-lon "
+        "validated successfully",
+        "Total 2 resources: 0 missing schemas, 2 success cases, 0 failure cases",
+    ]
+
+
+def test_the_documented_validate_command_names_a_field_out_of_bounds(tmp_path: Path) -> None:
+    block = shell_block(DOCS / "install.md", "beta validate")
+    bad = yaml.safe_load(example_set("coreweave").xr.read_text())
+    bad["spec"]["nodePools"][0]["nodeCount"] = -3
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    done = run_from_a_checkout(block.replace("examples/coreweave/xr.yaml", "bad.yaml"), tmp_path)
+    assert done.returncode == 1
+    assert (
+        "spec.nodePools[0].nodeCount: Invalid value: -3: spec.nodePools[0].nodeCount in body "
+        "should be greater than or equal to 0"
+    ) in done.stdout
+    assert "Total 2 resources: 0 missing schemas, 1 success cases, 1 failure cases" in done.stdout
