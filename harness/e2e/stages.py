@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from . import kinds
@@ -146,23 +147,44 @@ COREWEAVE_FIXED_IN_CLUSTER = (
 )
 
 
-def delete_coreweave_xr(suite: Suite, name: str, namespace: str) -> None:
-    """Deletes a CoreWeaveCluster and waits until it is gone and the fake cloud has deleted its
-    CKS cluster, with everything in it."""
+def delete_xr(
+    suite: Suite,
+    kind: Kind,
+    composed_kinds: Iterable[Kind],
+    name: str,
+    namespace: str,
+    cluster_id: str | None = None,
+) -> float:
+    """Deletes an XR and waits until it and everything it composed are gone, and the fake cloud
+    has deleted its workload cluster (`cluster_id`, when it has one) with everything in it.
+    Returns the seconds that took, from the delete."""
     api = suite.plane.api
-    try:
-        cluster_id: str | None = external_name(
-            api, name, namespace, kinds.CKS_CLUSTER, "cks-cluster"
-        )
-    except (KeyError, AssertionError):
-        cluster_id = None  # never composed, or already gone
+    deleted_at = time.monotonic()
     with contextlib.suppress(ApiError):
-        api.delete(kinds.COREWEAVE_CLUSTER_XR, name, namespace)
+        api.delete(kind, name, namespace)
     wait_for(
-        f"{name} and its CKS cluster gone before the next test",
+        f"{kind.kind} {name}, everything it composed"
+        + (" and its cluster" if cluster_id else "")
+        + " gone",
         lambda: (
-            api.get(kinds.COREWEAVE_CLUSTER_XR, name, namespace) is None
+            api.get(kind, name, namespace) is None
+            and not composed(api, name, namespace, tuple(composed_kinds))
             and cluster_id not in suite.clusters.running()
         ),
         CONVERGE_SECONDS,
+    )
+    return time.monotonic() - deleted_at
+
+
+def delete_coreweave_xr(suite: Suite, name: str, namespace: str) -> None:
+    """Deletes a CoreWeaveCluster and waits until it, what it composed and its CKS cluster (with
+    everything in it) are gone: what a test leaves behind for the next."""
+    try:
+        cluster_id: str | None = external_name(
+            suite.plane.api, name, namespace, kinds.CKS_CLUSTER, "cks-cluster"
+        )
+    except (KeyError, AssertionError):
+        cluster_id = None  # never composed, or already gone
+    delete_xr(
+        suite, kinds.COREWEAVE_CLUSTER_XR, kinds.COREWEAVE_COMPOSED, name, namespace, cluster_id
     )

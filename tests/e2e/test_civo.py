@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import time
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from harness.e2e.kube import ApiError, wait_for
 from harness.e2e.stages import (
     CONVERGE_SECONDS,
     converged_idle_window,
+    delete_xr,
     get_xr,
     same_objects,
     wait_ready,
@@ -154,12 +154,7 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
         # --- deleted: the cluster before its network and firewall, nothing left ----------------
         log.begin(name, "deleted")
         last = now_composed()
-        api.delete(XR_KIND, name, namespace)
-        wait_for(
-            "the XR and everything it composed to be gone",
-            lambda: api.get(XR_KIND, name, namespace) is None and not now_composed(),
-            CONVERGE_SECONDS,
-        )
+        delete_xr(suite, XR_KIND, COMPOSED, name, namespace)
         wait_for(
             "the connection Secret to be garbage-collected with the cluster",
             lambda: api.get(kinds.SECRET, secret_name, namespace) is None,
@@ -211,18 +206,7 @@ def test_civo_cluster_deleted_while_its_cluster_does_not_answer(suite: Suite, ou
             suite.clusters.outage(cluster_id)
         else:
             suite.cloud.delete_outside_crossplane(cluster_id)
-        deleted_at = time.monotonic()
-        api.delete(XR_KIND, name, namespace)
-        wait_for(
-            "the XR and everything it composed gone, the Civo cluster deleted",
-            lambda: (
-                api.get(XR_KIND, name, namespace) is None
-                and not now_composed()
-                and cluster_id not in suite.clusters.running()
-            ),
-            CONVERGE_SECONDS,
-        )
-        took = time.monotonic() - deleted_at
+        took = delete_xr(suite, XR_KIND, COMPOSED, name, namespace, cluster_id)
         suite.notes.append(
             f"{name} on {suite.engine.label} ({outage}): deleted, everything gone in "
             f"{took:.1f} s (bound {UNREACHABLE_DELETION_SECONDS} s)"

@@ -25,6 +25,7 @@ from harness.e2e.stages import (
     CONVERGE_SECONDS,
     QUIET_SECONDS,
     converged_idle_window,
+    delete_xr,
     get_xr,
     same_objects,
     wait_quiet,
@@ -305,20 +306,9 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         # --- deleted: the cluster takes its NodePools with it; nothing left -------------------
         log.begin(name, "deleted")
         last = now_composed()
-        deleted_at = time.monotonic()
-        api.delete(XR_KIND, name, namespace)
-        wait_for(
-            "the XR and everything it composed to be gone, the CKS cluster deleted",
-            lambda: (
-                api.get(XR_KIND, name, namespace) is None
-                and not now_composed()
-                and cks.cluster_id not in suite.clusters.running()
-            ),
-            CONVERGE_SECONDS,
-        )
+        took = delete_xr(suite, XR_KIND, COMPOSED, name, namespace, cks.cluster_id)
         suite.notes.append(
-            f"{name} on {suite.engine.label}: deleted, everything gone in "
-            f"{time.monotonic() - deleted_at:.1f} s"
+            f"{name} on {suite.engine.label}: deleted, everything gone in {took:.1f} s"
         )
         # Every Object was released, not deleted: its NodePool was still in the cluster when
         # the cloud deleted the cluster, which took them with it (as CKS does).
@@ -427,18 +417,7 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
         # --- it stops answering again, and the XR is deleted: deletion finishes -------------
         log.begin(name, "deleted-unreachable")
         suite.clusters.outage(cks.cluster_id)
-        deleted_at = time.monotonic()
-        api.delete(XR_KIND, name, namespace)
-        wait_for(
-            "the XR and everything it composed gone, the CKS cluster deleted",
-            lambda: (
-                api.get(XR_KIND, name, namespace) is None
-                and not now_composed()
-                and cks.cluster_id not in suite.clusters.running()
-            ),
-            CONVERGE_SECONDS,
-        )
-        took = time.monotonic() - deleted_at
+        took = delete_xr(suite, XR_KIND, COMPOSED, name, namespace, cks.cluster_id)
         suite.notes.append(
             f"{name} on {suite.engine.label}: deleted while its cluster did not answer, "
             f"everything gone in {took:.1f} s (bound {UNREACHABLE_DELETION_SECONDS} s)"
