@@ -55,11 +55,14 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
         "crossplane-v2.4.0-coreweave",
         "crossplane-v2.4.0-cluster-autoscaler",
         "crossplane-v2.4.0-pools-and-upgrade",
+        "crossplane-v2.4.0-configuration",
         "crossplane-v2.4.0-rest",
         "crossplane-v2.3.4-rest",
         "crossplane-v2.3.4-coreweave",
+        "crossplane-v2.3.4-configuration",
         "crossplane-v2.1.0-rest",
         "crossplane-v2.1.0-coreweave",
+        "crossplane-v2.1.0-configuration",
     ]
     assert shard_of("test_faults", primary) == "crossplane-v2.4.0-faults"
     assert shard_of("test_autoscaled_pools", primary) == "crossplane-v2.4.0-pools-and-upgrade"

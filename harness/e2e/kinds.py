@@ -35,6 +35,25 @@ FUNCTION = Kind("pkg.crossplane.io/v1", "Function", "functions", namespaced=Fals
 FUNCTION_REVISION = Kind(
     "pkg.crossplane.io/v1", "FunctionRevision", "functionrevisions", namespaced=False
 )
+PROVIDER = Kind("pkg.crossplane.io/v1", "Provider", "providers", namespaced=False)
+PROVIDER_REVISION = Kind(
+    "pkg.crossplane.io/v1", "ProviderRevision", "providerrevisions", namespaced=False
+)
+CONFIGURATION = Kind("pkg.crossplane.io/v1", "Configuration", "configurations", namespaced=False)
+LOCK = Kind("pkg.crossplane.io/v1beta1", "Lock", "locks", namespaced=False)
+IMAGE_CONFIG = Kind("pkg.crossplane.io/v1beta1", "ImageConfig", "imageconfigs", namespaced=False)
+MRD = Kind(
+    "apiextensions.crossplane.io/v1alpha1",
+    "ManagedResourceDefinition",
+    "managedresourcedefinitions",
+    namespaced=False,
+)
+MRAP = Kind(
+    "apiextensions.crossplane.io/v1alpha1",
+    "ManagedResourceActivationPolicy",
+    "managedresourceactivationpolicies",
+    namespaced=False,
+)
 USAGE = Kind("protection.crossplane.io/v1beta1", "Usage", "usages")
 INPUT_CRD_NAME = "inputs.inference.fn.modelplane.ai"
 

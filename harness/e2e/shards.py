@@ -34,10 +34,11 @@ SHARDS: dict[str, str] = {
     "test_cluster_autoscaler": "cluster-autoscaler",
     "test_autoscaled_pools": "pools-and-upgrade",
     "test_upgrade": "pools-and-upgrade",
+    "test_configuration": "configuration",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).
-EVERY_ENGINE_MODULES = ("test_civo", "test_coreweave", "test_package")
+EVERY_ENGINE_MODULES = ("test_civo", "test_coreweave", "test_package", "test_configuration")
 OWN_NETWORK = Path(__file__).with_name("own-network")
 
 

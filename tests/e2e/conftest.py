@@ -25,7 +25,9 @@ import pytest
 
 from harness.e2e.binaries import locate
 from harness.e2e.charts import chart_archive
+from harness.e2e.controlplane import ControlPlane, new_org_token
 from harness.e2e.engine import Engine, engines
+from harness.e2e.processes import ProcessGroup
 from harness.e2e.shards import OWN_NETWORK, make_scheduler, own_network_available, shards
 from harness.e2e.suite import SHARED_CRDS, Suite, start
 
@@ -128,6 +130,42 @@ def suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
         running.stop()
         request.config.stash[SUMMARY_KEY].extend(running.summary())
         # FIC_E2E_KEEP=1 keeps a green run's folder too (logs, watch-events.tsv) for reading.
+        if request.session.testsfailed == failed_before and os.environ.get("FIC_E2E_KEEP") != "1":
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"\ne2e: logs and state kept in {work}")
+
+
+@pytest.fixture
+def summary(request: pytest.FixtureRequest) -> list[str]:
+    """Lines for the e2e summary at the end of the run, for a test without a suite."""
+    lines: list[str] = request.config.stash[SUMMARY_KEY]
+    return lines
+
+
+@pytest.fixture(scope="module")
+def bare_plane(request: pytest.FixtureRequest, engine: Engine) -> Iterator[ControlPlane]:
+    """A control plane with Crossplane and the suite's registry, nothing installed: for a test
+    that installs everything through the package manager."""
+    binaries = locate(engine.version)
+    missing = binaries.missing()
+    if missing:
+        _cannot_run(f"e2e: control-plane binaries not built, e.g. {missing[0]}; run `make e2e`")
+    if not SHARED_CRDS.is_dir():
+        _cannot_run(f"e2e: provider CRDs not found in {SHARED_CRDS}")
+    work = Path(tempfile.mkdtemp(prefix=f"fic-e2e-{engine.version}-packages-"))
+    processes = ProcessGroup(work / "logs")
+    plane = ControlPlane(
+        work, binaries, processes, org_token=new_org_token(), rotated_org_token=new_org_token()
+    )
+    failed_before = request.session.testsfailed
+    try:
+        plane.start()
+        yield plane
+    finally:
+        if request.session.testsfailed != failed_before:
+            print(processes.log_tails())
+        processes.stop_all()
         if request.session.testsfailed == failed_before and os.environ.get("FIC_E2E_KEEP") != "1":
             shutil.rmtree(work, ignore_errors=True)
         else:

@@ -1,0 +1,303 @@
+"""The packages a Configuration depends on, built and served the way a registry serves them.
+
+The Configuration packages (configurations/, built by hack/configurations.py) name their
+dependencies by public references: the function at xpkg.upbound.io/modelplane, the providers at
+xpkg.upbound.io/upbound and ghcr.io/fabioaraujopt. None of those registries can be reached
+here, so the suite pushes a package for each to its own registry under the same repository path
+and has Crossplane rewrite the public prefixes to it with ImageConfigs, as a platform team with a
+registry mirror does. The provider packages carry the real providers' metadata (SafeStart
+included) and CRDs: provider-kubernetes' and provider-helm's from the modules their binaries are
+built from, provider-coreweave's and provider-civo's from ../shared/crds (their runtimes are the
+fake cloud's). With `--package-runtime=External` Crossplane runs none of them; the suite does.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import kinds
+from .binaries import versions
+from .certs import issue
+from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
+from .kube import ApiError, Kind, is_true, wait_for
+
+# The public registry prefixes the Configuration packages name, each mirrored in the suite's
+# registry under the same path.
+PUBLIC_PREFIXES = (
+    "xpkg.upbound.io/modelplane/",
+    "xpkg.upbound.io/upbound/",
+    "ghcr.io/fabioaraujopt/",
+)
+# What the SafeStart capability looks like in a provider's metadata (crossplane.yaml).
+SAFE_START = {"capabilities": ["SafeStart"]}
+
+
+@dataclasses.dataclass(frozen=True)
+class ProviderPackage:
+    package: str  # the public reference, without a tag, as a Configuration names it
+    version: str
+    name: str  # metadata.name of its crossplane.yaml
+    crds: tuple[Path, ...]  # folders of CRD files
+    # The real crossplane.yaml; None: written here, SafeStart as the provider's source declares.
+    meta: Path | None = None
+
+    def local(self, registry_port: int) -> str:
+        return f"127.0.0.1:{registry_port}/{self.package.split('/', 1)[1]}:{self.version}"
+
+
+def real_meta(module: str, version: str) -> Path:
+    """A provider's own package metadata, from its module's source in the Go module cache, where
+    building its binary left it."""
+    cache = subprocess.run(
+        ["go", "env", "GOMODCACHE"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    meta = Path(cache) / f"{module}@{version}" / "package" / "crossplane.yaml"
+    if not cache or not meta.is_file():
+        raise RuntimeError(f"{meta} not found: run `make controlplane`, which downloads {module}")
+    return meta
+
+
+def provider_packages(
+    shared_crds: Path, kubernetes_crds: Path, helm_crds: Path
+) -> list[ProviderPackage]:
+    v = versions()
+    return [
+        ProviderPackage(
+            "xpkg.upbound.io/upbound/provider-kubernetes",
+            v["PROVIDER_KUBERNETES_VERSION"],
+            "provider-kubernetes",
+            (kubernetes_crds,),
+            real_meta(
+                "github.com/crossplane-contrib/provider-kubernetes",
+                v["PROVIDER_KUBERNETES_VERSION"],
+            ),
+        ),
+        ProviderPackage(
+            "xpkg.upbound.io/upbound/provider-helm",
+            v["PROVIDER_HELM_VERSION"],
+            "provider-helm",
+            (helm_crds,),
+            real_meta("github.com/crossplane-contrib/provider-helm", v["PROVIDER_HELM_VERSION"]),
+        ),
+        ProviderPackage(
+            "ghcr.io/fabioaraujopt/provider-coreweave",
+            "v0.1.0",
+            "provider-coreweave",
+            (shared_crds / "coreweave",),
+        ),
+        ProviderPackage(
+            "xpkg.upbound.io/upbound/provider-civo",
+            "v0.1.0",
+            "provider-civo",
+            (shared_crds / "civo",),
+        ),
+    ]
+
+
+def _meta(provider: ProviderPackage) -> dict[str, Any]:
+    if provider.meta is not None:
+        meta: dict[str, Any] = yaml.safe_load(provider.meta.read_text())
+        return meta
+    return {
+        "apiVersion": "meta.pkg.crossplane.io/v1",
+        "kind": "Provider",
+        "metadata": {"name": provider.name},
+        "spec": dict(SAFE_START),
+    }
+
+
+def build_provider(plane: ControlPlane, provider: ProviderPackage) -> Path:
+    """The provider's package, runtime-less: its metadata and CRDs."""
+    stage = plane.work / "packages" / provider.name
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "crds").mkdir(parents=True)
+    (stage / "examples").mkdir()
+    (stage / "crossplane.yaml").write_text(yaml.safe_dump(_meta(provider)))
+    for folder in provider.crds:
+        for crd in sorted(folder.glob("*.yaml")):
+            shutil.copy(crd, stage / "crds" / crd.name)
+    output = plane.work / "packages" / f"{provider.name}.xpkg"
+    _crank(
+        plane,
+        "xpkg-build-" + provider.name,
+        [
+            "xpkg",
+            "build",
+            f"--package-root={stage}",
+            f"--examples-root={stage / 'examples'}",
+            f"--package-file={output}",
+        ],
+    )
+    return output
+
+
+def push(plane: ControlPlane, package: Path, reference: str) -> str:
+    _crank(plane, "xpkg-push", ["xpkg", "push", f"--package-files={package}", reference])
+    return reference
+
+
+def _crank(plane: ControlPlane, name: str, args: list[str]) -> None:
+    result = plane.processes.run(f"crank-{name}", [str(plane.binaries.crank), *args])
+    if result.returncode != 0:
+        raise RuntimeError(f"crank {' '.join(args[:2])} failed:\n{result.stdout}{result.stderr}")
+
+
+def mirror_public_registries(plane: ControlPlane) -> None:
+    """ImageConfigs rewriting each public prefix to the suite's registry."""
+    for prefix in PUBLIC_PREFIXES:
+        name = "mirror-" + prefix.rstrip("/").replace("/", "-").replace(".", "-")
+        plane.api.apply(
+            kinds.IMAGE_CONFIG,
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "matchImages": [{"prefix": prefix}],
+                    "rewriteImage": {
+                        "prefix": f"127.0.0.1:{plane.registry_port}/{prefix.split('/', 1)[1]}"
+                    },
+                },
+            },
+        )
+
+
+def report_runtime(plane: ControlPlane, kind: Kind, revision: dict[str, Any]) -> bool:
+    """What an External runtime reports for a provider or function revision, so that Crossplane
+    establishes its objects and calls it healthy: a TLS server Secret signed by Crossplane's
+    root CA (the establisher reads its tls.crt), status.tlsServerSecretName and RuntimeHealthy.
+    True once the revision carries both; a write that lost a race is retried next time."""
+    name = revision["metadata"]["name"]
+    secret = f"{name}-tls-server"[:253]
+    status = revision.get("status") or {}
+    healthy = any(
+        c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
+        for c in status.get("conditions", [])
+    )
+    if healthy and status.get("tlsServerSecretName") == secret:
+        return True
+    root = plane.crossplane_root_ca
+    assert root is not None
+    server = issue(root, name, server=True, dns_names=(name,))
+    plane.api.apply(
+        kinds.SECRET,
+        {
+            "metadata": {"name": secret, "namespace": CROSSPLANE_NAMESPACE},
+            "type": "kubernetes.io/tls",
+            "data": {
+                "tls.crt": base64.b64encode(server.cert_pem).decode(),
+                "tls.key": base64.b64encode(server.key_pem).decode(),
+                "ca.crt": base64.b64encode(root.cert_pem).decode(),
+            },
+        },
+    )
+    conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
+    conditions.append(
+        {
+            "type": "RuntimeHealthy",
+            "status": "True",
+            "reason": "HealthyPackageRuntime",
+            "lastTransitionTime": datetime.datetime.now(datetime.UTC).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"
+            ),
+        }
+    )
+    try:
+        plane.api.merge_patch(
+            kind,
+            name,
+            {
+                "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
+                "status": {"tlsServerSecretName": secret, "conditions": conditions},
+            },
+            subresource="status",
+        )
+    except ApiError as error:
+        if error.status != 409:
+            raise
+    return False
+
+
+# The Configurations `make xpkg` builds (hack/configurations.py), by cloud.
+CLOUDS = ("coreweave", "civo")
+# Pulling and establishing seven packages from a local registry takes seconds; this is for a
+# slow, shared VM.
+INSTALL_SECONDS = 300
+
+
+def configuration_file(repo: Path, cloud: str) -> Path:
+    return repo / "build" / f"configuration-{cloud}.xpkg"
+
+
+def function_file(repo: Path) -> Path:
+    return repo / "build" / "function-inference-clusters.xpkg"
+
+
+def install_configurations(
+    plane: ControlPlane, repo: Path, shared_crds: Path, version: str
+) -> float:
+    """Serves every package the Configurations depend on from the suite's registry, has
+    Crossplane rewrite the public prefixes to it, installs both Configurations as a user does
+    (a Configuration naming each package) and plays the runtime for the packages they bring;
+    returns the seconds from the Configurations' creation until every package is Healthy."""
+    port = plane.registry_port
+    for provider in provider_packages(
+        shared_crds, plane.binaries.provider_kubernetes_crds, plane.binaries.provider_helm_crds
+    ):
+        push(plane, build_provider(plane, provider), provider.local(port))
+    push(
+        plane,
+        function_file(repo),
+        f"127.0.0.1:{port}/modelplane/function-inference-clusters:{version}",
+    )
+    for cloud in CLOUDS:
+        push(plane, configuration_file(repo, cloud), configuration_reference(port, cloud, version))
+    mirror_public_registries(plane)
+    started = time.monotonic()
+    for cloud in CLOUDS:
+        plane.api.apply(
+            kinds.CONFIGURATION,
+            {
+                "metadata": {"name": f"inference-clusters-{cloud}"},
+                "spec": {"package": configuration_reference(port, cloud, version)},
+            },
+        )
+
+    def all_healthy() -> bool:
+        reported = [
+            report_runtime(plane, kind, revision)
+            for kind in (kinds.PROVIDER_REVISION, kinds.FUNCTION_REVISION)
+            for revision in plane.api.list(kind)
+        ]
+        packages = [
+            p
+            for kind in (kinds.CONFIGURATION, kinds.PROVIDER, kinds.FUNCTION)
+            for p in plane.api.list(kind)
+        ]
+        return (
+            all(reported)
+            and len(packages) == 2 + 4 + 1
+            and all(is_true(p, "Healthy") and is_true(p, "Installed") for p in packages)
+        )
+
+    wait_for(
+        "both Configurations and what they depend on Installed and Healthy",
+        all_healthy,
+        INSTALL_SECONDS,
+        interval=1,
+    )
+    return time.monotonic() - started
+
+
+def configuration_reference(registry_port: int, cloud: str, version: str) -> str:
+    return (
+        f"127.0.0.1:{registry_port}/modelplane/configuration-inference-clusters-{cloud}:{version}"
+    )

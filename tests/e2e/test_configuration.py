@@ -1,0 +1,111 @@
+"""The Configuration packages, installed by Crossplane's package manager as a user installs them.
+
+On a control plane with nothing installed, both Configurations (`make xpkg`) are named by a
+`Configuration` each, pulled from the suite's registry, and Crossplane resolves what they depend
+on: the function and four providers, by their public references, which ImageConfigs rewrite to
+the suite's registry (harness/e2e/packages.py). Proven: every package Installed and Healthy at
+the version its Configuration declares, each dependency installed under the name the packaged
+Composition calls it by, the XRDs and Compositions established from the packages, and the
+managed-resource kinds activated exactly as the activation policies say: the providers are
+SafeStart, so nothing else gets a CRD.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from hack.configurations import CONFIGURATIONS, dependency_name
+from harness.e2e import kinds
+from harness.e2e.binaries import REPO
+from harness.e2e.controlplane import ControlPlane
+from harness.e2e.engine import Engine
+from harness.e2e.kube import is_true, wait_for
+from harness.e2e.packages import CLOUDS, configuration_file, function_file, install_configurations
+from harness.e2e.runtime import package_version
+from harness.e2e.scene import ESTABLISH_SECONDS
+from harness.e2e.suite import SHARED_CRDS
+
+
+def declared(cloud: str) -> list[dict[str, Any]]:
+    meta: dict[str, Any] = yaml.safe_load((CONFIGURATIONS / cloud / "crossplane.yaml").read_text())
+    return list(meta["spec"]["dependsOn"])
+
+
+def activated(cloud: str) -> list[str]:
+    policy = yaml.safe_load((CONFIGURATIONS / cloud / "activation.yaml").read_text())
+    return list(policy["spec"]["activate"])
+
+
+@pytest.mark.every_engine
+def test_the_configurations_install_with_what_they_depend_on(
+    bare_plane: ControlPlane, summary: list[str], engine: Engine
+) -> None:
+    plane, version = bare_plane, f"v{package_version()}"
+    for cloud in CLOUDS:
+        if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
+            pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
+    took = install_configurations(plane, REPO, SHARED_CRDS, version)
+
+    # Every dependency at the highest version its constraint allows among those served (each
+    # is served at one version: the one make e2e proves), under the name derived from its
+    # repository, its spec.package the public reference.
+    dependencies = {d["package"]: d for cloud in CLOUDS for d in declared(cloud)}
+    installed = {
+        p["metadata"]["name"]: p["spec"]["package"]
+        for kind in (kinds.PROVIDER, kinds.FUNCTION)
+        for p in plane.api.list(kind)
+    }
+    assert installed == {
+        dependency_name(package): f"{package}:{served}"
+        for package, served in {
+            d["package"]: version if d["kind"] == "Function" else d["version"].removeprefix(">=")
+            for d in dependencies.values()
+        }.items()
+    }
+    lock = plane.api.get(kinds.LOCK, "lock") or {}
+    assert sorted(
+        (p["source"], p["version"]) for p in lock["packages"] if p["kind"] != "Configuration"
+    ) == sorted(tuple(reference.rsplit(":", 1)) for reference in installed.values())
+
+    # The APIs come from the packages: established, controlled by their ConfigurationRevision,
+    # each Composition calling the function by the name it was installed under.
+    for plural in ("coreweaveclusters", "civoclusters"):
+        name = f"{plural}.infrastructure.modelplane.ai"
+        # A Healthy revision has created the XRD; Crossplane establishes it next.
+        wait_for(
+            f"XRD {name} Established",
+            lambda name=name: is_true(plane.api.get(kinds.XRD, name), "Established"),
+            ESTABLISH_SECONDS,
+        )
+        composition = plane.api.get(kinds.COMPOSITION, name) or {}
+        controllers = [
+            o["kind"]
+            for o in composition["metadata"].get("ownerReferences", [])
+            if o.get("controller")
+        ]
+        assert controllers == ["ConfigurationRevision"], composition["metadata"]
+        assert [s["functionRef"]["name"] for s in composition["spec"]["pipeline"]] == [
+            "modelplane-function-inference-clusters"
+        ]
+
+    # SafeStart: exactly what the activation policies list is active and has a CRD.
+    mrds = {m["metadata"]["name"]: m["spec"].get("state") for m in plane.api.list(kinds.MRD)}
+    active = sorted(name for name, state in mrds.items() if state == "Active")
+    assert active == sorted(name for cloud in CLOUDS for name in activated(cloud))
+    for name in active:
+        wait_for(
+            f"MRD {name} Established",
+            lambda name=name: is_true(plane.api.get(kinds.MRD, name), "Established"),
+            ESTABLISH_SECONDS,
+        )
+    crds = {c["metadata"]["name"] for c in plane.api.list(kinds.CRD)}
+    assert {name for name in mrds if name in crds} == set(active)
+    for name in sorted(set(mrds) - set(active)):
+        assert not is_true(plane.api.get(kinds.MRD, name), "Established"), name
+    summary.append(
+        f"Configurations on {engine.label}: both and their 5 dependencies Installed and Healthy "
+        f"{took:.1f} s after they were created; {len(active)} managed-resource kinds activated"
+    )
