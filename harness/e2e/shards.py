@@ -34,7 +34,6 @@ SHARDS: dict[str, str] = {
     "test_cluster_autoscaler": "cluster-autoscaler",
     "test_autoscaled_pools": "pools-and-upgrade",
     "test_upgrade": "pools-and-upgrade",
-    "test_configuration": "configuration",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).

@@ -1,13 +1,14 @@
 """The Configuration packages, installed by Crossplane's package manager as a user installs them.
 
-On a control plane with nothing installed, both Configurations (`make xpkg`) are named by a
+On a control plane where the APIs were installed by hand (0.2.0's way: the XRDs and
+Compositions applied, nothing else), both Configurations (`make xpkg`) are named by a
 `Configuration` each, pulled from the suite's registry, and Crossplane resolves what they depend
 on: the function and four providers, by their public references, which ImageConfigs rewrite to
 the suite's registry (harness/e2e/packages.py). Proven: every package Installed and Healthy at
 the version its Configuration declares, each dependency installed under the name the packaged
-Composition calls it by, the XRDs and Compositions established from the packages, and the
-managed-resource kinds activated exactly as the activation policies say: the providers are
-SafeStart, so nothing else gets a CRD.
+Composition calls it by, the XRDs and Compositions taken over by the packages (the same
+objects, so no XR would be touched), and the managed-resource kinds activated exactly as the
+activation policies say: the providers are SafeStart, so nothing else gets a CRD.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from harness.e2e.engine import Engine
 from harness.e2e.kube import is_true, wait_for
 from harness.e2e.packages import CLOUDS, configuration_file, function_file, install_configurations
 from harness.e2e.runtime import package_version
-from harness.e2e.scene import ESTABLISH_SECONDS
+from harness.e2e.scene import ESTABLISH_SECONDS, apply_documents
 from harness.e2e.suite import SHARED_CRDS
 
 
@@ -39,6 +40,36 @@ def activated(cloud: str) -> list[str]:
     return list(policy["spec"]["activate"])
 
 
+API_NAMES = [
+    f"{plural}.infrastructure.modelplane.ai" for plural in ("coreweaveclusters", "civoclusters")
+]
+
+
+def identities(plane: ControlPlane) -> dict[str, str]:
+    """The UIDs of the XRDs, the XR CRDs they made and the Compositions."""
+    found = {}
+    for kind in (kinds.XRD, kinds.CRD, kinds.COMPOSITION):
+        for name in API_NAMES:
+            obj = plane.api.get(kind, name) or {}
+            found[f"{kind.kind}/{name}"] = obj.get("metadata", {}).get("uid", "missing")
+    return found
+
+
+def install_apis_by_hand(plane: ControlPlane) -> dict[str, str]:
+    """`kubectl apply` of each kind's XRD and Composition, as the README's hand install; the
+    identities of what that made once the XRDs are Established."""
+    for api in sorted((REPO / "apis").iterdir()):
+        apply_documents(plane, api / "definition.yaml")
+        apply_documents(plane, api / "composition.yaml")
+    for name in API_NAMES:
+        wait_for(
+            f"XRD {name} Established",
+            lambda name=name: is_true(plane.api.get(kinds.XRD, name), "Established"),
+            ESTABLISH_SECONDS,
+        )
+    return identities(plane)
+
+
 @pytest.mark.every_engine
 def test_the_configurations_install_with_what_they_depend_on(
     bare_plane: ControlPlane, summary: list[str], engine: Engine
@@ -47,6 +78,9 @@ def test_the_configurations_install_with_what_they_depend_on(
     for cloud in CLOUDS:
         if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
             pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
+    # The APIs installed by hand first, 0.2.0's way: the Configurations must take them over
+    # without deleting anything (an XRD deleted takes its XRs' CRD, and every XR, with it).
+    by_hand = install_apis_by_hand(plane)
     took = install_configurations(plane, REPO, SHARED_CRDS, version)
 
     # Every dependency at the highest version its constraint allows among those served (each
@@ -90,6 +124,9 @@ def test_the_configurations_install_with_what_they_depend_on(
         assert [s["functionRef"]["name"] for s in composition["spec"]["pipeline"]] == [
             "modelplane-function-inference-clusters"
         ]
+
+    # Adopted, not re-created: the same objects, the same XR CRDs.
+    assert identities(plane) == by_hand
 
     # SafeStart: exactly what the activation policies list is active and has a CRD.
     mrds = {m["metadata"]["name"]: m["spec"].get("state") for m in plane.api.list(kinds.MRD)}
