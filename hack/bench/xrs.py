@@ -148,12 +148,12 @@ CIVO_POOLS: list[dict[str, Any]] = [
     {"name": "batch", "role": "System", "size": "g4s.kube.large", "nodeCount": 3},
 ]
 
-# What a converged reconcile composes: CoreWeave: vpc, cks-cluster, 3 Usages, kubeconfig,
+# What a converged reconcile composes: CoreWeave: vpc, cks-cluster, 2 Usages, kubeconfig,
 # kubernetes-providerconfig, system-nodepool, shared-vast-observer, rwx-storageclass + a pool
 # each + a settings Object per autoscaled pool. Civo: network, firewall, civo-cluster, 2 Usages, helm-providerconfig,
 # cluster-autoscaler + a NodePool per pool but the inline one.
 COREWEAVE_DESIRED = (
-    10 + len(COREWEAVE_POOLS) + sum(1 for p in COREWEAVE_POOLS if "maxNodeCount" in p)
+    9 + len(COREWEAVE_POOLS) + sum(1 for p in COREWEAVE_POOLS if "maxNodeCount" in p)
 )
 CIVO_DESIRED = 7 + len(CIVO_POOLS) - 1
 
