@@ -164,3 +164,37 @@ def test_its_composition_is_the_apis_own_calling_the_installed_dependency(cloud:
 )
 def test_the_dependency_name_is_crossplanes(package: str, name: str) -> None:
     assert dependency_name(package) == name
+
+
+def test_the_install_example_names_this_releases_packages() -> None:
+    """examples/configurations.yaml: the function under its dependency name, at this release,
+    with examples/function.yaml's runtime config; each Configuration at this release."""
+    docs = {
+        (d["kind"], d["metadata"]["name"]): d
+        for d in yaml.safe_load_all((ROOT / "examples" / "configurations.yaml").read_text())
+        if d
+    }
+    runtime_configs = [
+        d["metadata"]["name"]
+        for d in yaml.safe_load_all((ROOT / "examples" / "function.yaml").read_text())
+        if d and d["kind"] == "DeploymentRuntimeConfig"
+    ]
+    assert sorted(docs) == [
+        ("Configuration", "inference-clusters-civo"),
+        ("Configuration", "inference-clusters-coreweave"),
+        ("Function", dependency_name(FUNCTION_PACKAGE)),
+        ("ImageConfig", "modelplane-packages"),
+    ]
+    function = docs[("Function", dependency_name(FUNCTION_PACKAGE))]
+    assert function["spec"] == {
+        "package": f"{FUNCTION_PACKAGE}:v{RELEASE}",
+        "runtimeConfigRef": {"name": runtime_configs[0]},
+    }
+    for cloud in CLOUDS:
+        name = meta(cloud)["metadata"]["name"]
+        assert docs[("Configuration", f"inference-clusters-{cloud.name}")]["spec"] == {
+            "package": f"xpkg.upbound.io/modelplane/{name}:v{RELEASE}"
+        }
+    assert docs[("ImageConfig", "modelplane-packages")]["spec"]["matchImages"] == [
+        {"prefix": "xpkg.upbound.io/modelplane/"}
+    ]

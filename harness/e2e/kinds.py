@@ -42,6 +42,12 @@ PROVIDER_REVISION = Kind(
 CONFIGURATION = Kind("pkg.crossplane.io/v1", "Configuration", "configurations", namespaced=False)
 LOCK = Kind("pkg.crossplane.io/v1beta1", "Lock", "locks", namespaced=False)
 IMAGE_CONFIG = Kind("pkg.crossplane.io/v1beta1", "ImageConfig", "imageconfigs", namespaced=False)
+DEPLOYMENT_RUNTIME_CONFIG = Kind(
+    "pkg.crossplane.io/v1beta1",
+    "DeploymentRuntimeConfig",
+    "deploymentruntimeconfigs",
+    namespaced=False,
+)
 MRD = Kind(
     "apiextensions.crossplane.io/v1alpha1",
     "ManagedResourceDefinition",

@@ -226,6 +226,8 @@ def report_runtime(plane: ControlPlane, kind: Kind, revision: dict[str, Any]) ->
     return False
 
 
+# What the suite applies of examples/configurations.yaml, by kind.
+USER_APPLIED = {"Function": kinds.FUNCTION, "Configuration": kinds.CONFIGURATION}
 # The Configurations `make xpkg` builds (hack/configurations.py), by cloud.
 CLOUDS = ("coreweave", "civo")
 # Pulling and establishing seven packages from a local registry takes seconds; this is for a
@@ -261,15 +263,18 @@ def install_configurations(
     for cloud in CLOUDS:
         push(plane, configuration_file(repo, cloud), configuration_reference(port, cloud, version))
     mirror_public_registries(plane)
+    # As examples/configurations.yaml has a user install them: the runtime config of
+    # examples/function.yaml, the function pre-created under its dependency name, then the
+    # Configurations by their public references (the suite's ImageConfigs stand in for the
+    # example's, which names registry.example.com).
+    runtime_config = yaml.safe_load_all((repo / "examples" / "function.yaml").read_text())
+    for doc in runtime_config:
+        if doc and doc["kind"] == "DeploymentRuntimeConfig":
+            plane.api.apply(kinds.DEPLOYMENT_RUNTIME_CONFIG, doc)
     started = time.monotonic()
-    for cloud in CLOUDS:
-        plane.api.apply(
-            kinds.CONFIGURATION,
-            {
-                "metadata": {"name": f"inference-clusters-{cloud}"},
-                "spec": {"package": configuration_reference(port, cloud, version)},
-            },
-        )
+    for doc in yaml.safe_load_all((repo / "examples" / "configurations.yaml").read_text()):
+        if doc and doc["kind"] in USER_APPLIED:
+            plane.api.apply(USER_APPLIED[doc["kind"]], doc)
 
     def all_healthy() -> bool:
         reported = [

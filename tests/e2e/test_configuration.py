@@ -99,6 +99,10 @@ def test_the_configurations_install_with_what_they_depend_on(
             for d in dependencies.values()
         }.items()
     }
+    # The function examples/configurations.yaml creates first is the one the dependency uses,
+    # with its runtime config.
+    function = plane.api.get(kinds.FUNCTION, "modelplane-function-inference-clusters") or {}
+    assert function["spec"]["runtimeConfigRef"]["name"] == "function-inference-clusters"
     lock = plane.api.get(kinds.LOCK, "lock") or {}
     assert sorted(
         (p["source"], p["version"]) for p in lock["packages"] if p["kind"] != "Configuration"
