@@ -5,7 +5,6 @@ its io.crossplane.xpkg label, and nothing else."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -14,15 +13,7 @@ import yaml
 
 from hack.configurations import CLOUDS, Cloud, load, packaged_composition
 from tests.image.conftest import BUILD, ROOT, read_docker_archive
-from tests.image.test_xpkg import (
-    EXAMPLES_FILE,
-    EXAMPLES_LAYER,
-    PACKAGE_LAYER,
-    by_kind_and_name,
-    by_kind_namespace_and_name,
-    layer_files,
-    member_bytes,
-)
+from tests.image.test_xpkg import check_package_layers
 
 
 def built(cloud: Cloud) -> Path:
@@ -53,23 +44,4 @@ def test_configuration_package_holds_its_api_and_examples_only(cloud: Cloud) -> 
     xpkg = built(cloud)
     _, config, layers = read_docker_archive(xpkg)
     assert len(layers) == 2, "a Configuration has no runtime image"
-    package_layer, examples_layer = (member_bytes(xpkg, layer) for layer in layers)
-    assert config["config"]["Labels"] == {
-        f"io.crossplane.xpkg:sha256:{hashlib.sha256(package_layer).hexdigest()}": PACKAGE_LAYER,
-        f"io.crossplane.xpkg:sha256:{hashlib.sha256(examples_layer).hexdigest()}": EXAMPLES_LAYER,
-    }
-    files = layer_files(package_layer)
-    assert list(files) == ["package.yaml"]
-    # crank writes each object back from its Go type, which adds an empty status.
-    packaged = [
-        {k: v for k, v in d.items() if k != "status"}
-        for d in yaml.safe_load_all(files["package.yaml"])
-        if d
-    ]
-    assert by_kind_and_name(packaged) == by_kind_and_name(expected_objects(cloud))
-    examples = layer_files(examples_layer)
-    assert list(examples) == [EXAMPLES_FILE]
-    shipped = [d for d in yaml.safe_load_all(examples[EXAMPLES_FILE]) if d]
-    assert by_kind_namespace_and_name(shipped) == by_kind_namespace_and_name(
-        expected_examples(cloud)
-    )
+    check_package_layers(xpkg, layers, config, expected_objects(cloud), expected_examples(cloud))

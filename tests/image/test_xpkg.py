@@ -69,8 +69,15 @@ def by_kind_namespace_and_name(objects: list[dict[str, Any]]) -> list[dict[str, 
     )
 
 
-def check_package_layers(xpkg: Path, layers: list[str], config: dict[str, Any]) -> None:
-    """The package layer and the examples layer, in that order, each labelled by its digest."""
+def check_package_layers(
+    xpkg: Path,
+    layers: list[str],
+    config: dict[str, Any],
+    objects: list[dict[str, Any]],
+    examples_written: list[dict[str, Any]],
+) -> None:
+    """The package layer and the examples layer, in that order, each labelled by its digest:
+    the package holding exactly `objects`, the examples exactly `examples_written`."""
     package_layer, examples_layer = (member_bytes(xpkg, layer) for layer in layers)
     assert config["config"]["Labels"] == {
         f"io.crossplane.xpkg:sha256:{hashlib.sha256(package_layer).hexdigest()}": PACKAGE_LAYER,
@@ -84,12 +91,12 @@ def check_package_layers(xpkg: Path, layers: list[str], config: dict[str, Any]) 
         for d in yaml.safe_load_all(files["package.yaml"])
         if d
     ]
-    assert by_kind_and_name(packaged) == by_kind_and_name(expected_package_objects())
+    assert by_kind_and_name(packaged) == by_kind_and_name(objects)
     examples = layer_files(examples_layer)
     assert list(examples) == [EXAMPLES_FILE]
-    # The examples as written, every file of examples/ (crank concatenates them).
+    # The examples as written (crank concatenates the files).
     shipped = [d for d in yaml.safe_load_all(examples[EXAMPLES_FILE]) if d]
-    assert by_kind_namespace_and_name(shipped) == by_kind_namespace_and_name(expected_examples())
+    assert by_kind_namespace_and_name(shipped) == by_kind_namespace_and_name(examples_written)
 
 
 def test_xpkg_is_the_runtime_image_plus_the_package_and_examples_layers(
@@ -103,7 +110,7 @@ def test_xpkg_is_the_runtime_image_plus_the_package_and_examples_layers(
         assert member_bytes(xpkg, package_layer) == member_bytes(image_tar, runtime_layer)
     for key in RUNTIME_KEYS:
         assert config["config"].get(key) == runtime["config"].get(key), key
-    check_package_layers(xpkg, layers[-2:], config)
+    check_package_layers(xpkg, layers[-2:], config, expected_package_objects(), expected_examples())
 
 
 def test_upstream_build_command_works_from_the_repository_root(crank: str, tmp_path: Path) -> None:
@@ -120,4 +127,4 @@ def test_upstream_build_command_works_from_the_repository_root(crank: str, tmp_p
     assert done.returncode == 0, done.stderr
     _, config, layers = read_docker_archive(output)
     assert len(layers) == 2
-    check_package_layers(output, layers, config)
+    check_package_layers(output, layers, config, expected_package_objects(), expected_examples())
