@@ -13,9 +13,7 @@ fake cloud's). With `--package-runtime=External` Crossplane runs none of them; t
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import datetime
 import shutil
 import subprocess
 import time
@@ -26,9 +24,9 @@ import yaml
 
 from . import kinds
 from .binaries import versions
-from .certs import issue
-from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
-from .kube import ApiError, Kind, is_true, wait_for
+from .controlplane import ControlPlane
+from .kube import Kind, is_true, wait_for
+from .runtime import report_runtime_status, runtime_healthy, write_tls_secret
 
 # The public registry prefixes the Configuration packages name, each mirrored in the suite's
 # registry under the same path.
@@ -178,51 +176,10 @@ def report_runtime(plane: ControlPlane, kind: Kind, revision: dict[str, Any]) ->
     name = revision["metadata"]["name"]
     secret = f"{name}-tls-server"[:253]
     status = revision.get("status") or {}
-    healthy = any(
-        c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
-        for c in status.get("conditions", [])
-    )
-    if healthy and status.get("tlsServerSecretName") == secret:
+    if runtime_healthy(status) and status.get("tlsServerSecretName") == secret:
         return True
-    root = plane.crossplane_root_ca
-    assert root is not None
-    server = issue(root, name, server=True, dns_names=(name,))
-    plane.api.apply(
-        kinds.SECRET,
-        {
-            "metadata": {"name": secret, "namespace": CROSSPLANE_NAMESPACE},
-            "type": "kubernetes.io/tls",
-            "data": {
-                "tls.crt": base64.b64encode(server.cert_pem).decode(),
-                "tls.key": base64.b64encode(server.key_pem).decode(),
-                "ca.crt": base64.b64encode(root.cert_pem).decode(),
-            },
-        },
-    )
-    conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
-    conditions.append(
-        {
-            "type": "RuntimeHealthy",
-            "status": "True",
-            "reason": "HealthyPackageRuntime",
-            "lastTransitionTime": datetime.datetime.now(datetime.UTC).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            ),
-        }
-    )
-    try:
-        plane.api.merge_patch(
-            kind,
-            name,
-            {
-                "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
-                "status": {"tlsServerSecretName": secret, "conditions": conditions},
-            },
-            subresource="status",
-        )
-    except ApiError as error:
-        if error.status != 409:
-            raise
+    write_tls_secret(plane, secret, name, (name,))
+    report_runtime_status(plane, kind, revision, {"tlsServerSecretName": secret})
     return False
 
 

@@ -21,9 +21,9 @@ from harness.fixtures import free_port, listening
 
 from . import kinds
 from .binaries import REPO
-from .certs import issue
+from .certs import KeyPair, issue
 from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
-from .kube import ApiError, is_true, wait_for
+from .kube import ApiError, Kind, is_true, wait_for
 from .operability import (
     CROSSPLANE_CORE_SERIES,
     Counted,
@@ -92,6 +92,78 @@ def push_package(plane: ControlPlane, package: Path, version: str | None = None)
     if result.returncode != 0:
         raise RuntimeError(f"crank xpkg push failed:\n{result.stdout}{result.stderr}")
     return reference
+
+
+def write_tls_secret(
+    plane: ControlPlane, secret: str, common_name: str, dns_names: tuple[str, ...]
+) -> KeyPair:
+    """A package runtime's TLS server Secret in Crossplane's namespace, signed by Crossplane's
+    root CA (the establisher reads its tls.crt); the key pair, for a server to serve with."""
+    root = plane.crossplane_root_ca
+    assert root is not None
+    server = issue(root, common_name, server=True, dns_names=dns_names)
+    plane.api.apply(
+        kinds.SECRET,
+        {
+            "metadata": {"name": secret, "namespace": CROSSPLANE_NAMESPACE},
+            "type": "kubernetes.io/tls",
+            "data": {
+                "tls.crt": base64.b64encode(server.cert_pem).decode(),
+                "tls.key": base64.b64encode(server.key_pem).decode(),
+                "ca.crt": base64.b64encode(root.cert_pem).decode(),
+            },
+        },
+    )
+    return server
+
+
+def runtime_healthy(status: dict[str, Any]) -> bool:
+    return any(
+        c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
+        for c in status.get("conditions", [])
+    )
+
+
+def report_runtime_status(
+    plane: ControlPlane, kind: Kind, revision: dict[str, Any], fields: dict[str, Any]
+) -> None:
+    """Merge-patches a package revision's status with `fields` and RuntimeHealthy=True, as a
+    runtime reports it. The patch carries the resourceVersion, so a concurrent write by
+    Crossplane's revision controller makes it fail (409) rather than be overwritten; the
+    caller's next poll retries."""
+    status = revision.get("status") or {}
+    conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
+    conditions.append(
+        {
+            "type": "RuntimeHealthy",
+            "status": "True",
+            "reason": "HealthyPackageRuntime",
+            "lastTransitionTime": datetime.datetime.now(datetime.UTC).strftime(
+                "%Y-%m-%dT%H:%M:%SZ"
+            ),
+        }
+    )
+    patch_revision_status(plane, kind, revision, {**fields, "conditions": conditions})
+
+
+def patch_revision_status(
+    plane: ControlPlane, kind: Kind, revision: dict[str, Any], status: dict[str, Any]
+) -> None:
+    """Merge-patches a revision's status, failing (409, ignored) rather than overwriting a
+    write made since `revision` was read."""
+    try:
+        plane.api.merge_patch(
+            kind,
+            revision["metadata"]["name"],
+            {
+                "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
+                "status": status,
+            },
+            subresource="status",
+        )
+    except ApiError as error:
+        if error.status != 409:
+            raise
 
 
 class FunctionRuntime:
@@ -183,7 +255,9 @@ class FunctionRuntime:
             assert revision is not None, "no active FunctionRevision"
             if revision.get("status", {}).get("endpoint") == endpoint:
                 return True
-            self._patch_status(revision, {"endpoint": endpoint})
+            patch_revision_status(
+                self.plane, kinds.FUNCTION_REVISION, revision, {"endpoint": endpoint}
+            )
             return False
 
         wait_for(f"the FunctionRevision to point at {endpoint}", patched, 60, interval=1)
@@ -196,22 +270,12 @@ class FunctionRuntime:
         return active[0] if active else None
 
     def _write_tls_secret(self) -> None:
-        root = self.plane.crossplane_root_ca
-        assert root is not None
-        server = issue(root, FUNCTION_NAME, server=True, dns_names=(FUNCTION_NAME, REPLICAS_HOST))
-        self.plane.api.apply(
-            kinds.SECRET,
-            {
-                "metadata": {"name": TLS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
-                "type": "kubernetes.io/tls",
-                "data": {
-                    "tls.crt": base64.b64encode(server.cert_pem).decode(),
-                    "tls.key": base64.b64encode(server.key_pem).decode(),
-                    "ca.crt": base64.b64encode(root.cert_pem).decode(),
-                },
-            },
+        server = write_tls_secret(
+            self.plane, TLS_SECRET, FUNCTION_NAME, (FUNCTION_NAME, REPLICAS_HOST)
         )
         server.write(self.certs_dir)
+        root = self.plane.crossplane_root_ca
+        assert root is not None
         (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
 
     def kill(self) -> None:
@@ -275,42 +339,9 @@ class FunctionRuntime:
             return False
         status = revision.get("status", {})
         wanted = {"tlsServerSecretName": TLS_SECRET, "endpoint": self.endpoint}
-        runtime_healthy = any(
-            c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
-            for c in status.get("conditions", [])
-        )
-        if runtime_healthy and all(status.get(k) == v for k, v in wanted.items()):
+        if runtime_healthy(status) and all(status.get(k) == v for k, v in wanted.items()):
             function = self.plane.api.get(kinds.FUNCTION, FUNCTION_NAME)
             current = ((function or {}).get("status") or {}).get("currentRevision")
             return is_true(function, "Healthy") and current == revision_name
-        conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
-        conditions.append(
-            {
-                "type": "RuntimeHealthy",
-                "status": "True",
-                "reason": "HealthyPackageRuntime",
-                "lastTransitionTime": datetime.datetime.now(datetime.UTC).strftime(
-                    "%Y-%m-%dT%H:%M:%SZ"
-                ),
-            }
-        )
-        self._patch_status(revision, {**wanted, "conditions": conditions})
+        report_runtime_status(self.plane, kinds.FUNCTION_REVISION, revision, wanted)
         return False
-
-    def _patch_status(self, revision: dict[str, Any], status: dict[str, Any]) -> None:
-        """Merge-patches the revision's status. The patch carries the resourceVersion, so a
-        concurrent write by Crossplane's revision controller makes it fail (409) rather than be
-        overwritten; the caller's next poll retries."""
-        try:
-            self.plane.api.merge_patch(
-                kinds.FUNCTION_REVISION,
-                revision["metadata"]["name"],
-                {
-                    "metadata": {"resourceVersion": revision["metadata"]["resourceVersion"]},
-                    "status": status,
-                },
-                subresource="status",
-            )
-        except ApiError as error:
-            if error.status != 409:
-                raise
