@@ -5,8 +5,9 @@ written yet. Each case drives a World until every composed resource is Ready."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -51,30 +52,20 @@ def converge(world: World) -> None:
 
 @dataclass(frozen=True)
 class Case:
-    world: Callable[[], World]
+    xr: dict[str, Any]
+    cluster_objects: tuple[dict[str, Any], ...]  # what Crossplane can fetch for the function
     access: tuple[str, str]  # ClusterAccess status and reason once converged
     ready: bool
     secrets: list[dict[str, str]]
 
-
-def coreweave(*cluster_objects: dict) -> Callable[[], World]:
-    def make() -> World:
-        world = World(coreweave_xr(nodePools=COREWEAVE_POOLS))
-        world.cluster_objects = list(cluster_objects)
+    def world(self) -> World:
+        world = World(copy.deepcopy(self.xr))
+        world.cluster_objects = list(self.cluster_objects)
         return world
 
-    return make
 
-
-def civo(*cluster_objects: dict) -> Callable[[], World]:
-    def make() -> World:
-        world = World(civo_xr(nodePools=CIVO_POOLS))
-        world.cluster_objects = list(cluster_objects)
-        return world
-
-    return make
-
-
+COREWEAVE = coreweave_xr(nodePools=COREWEAVE_POOLS)
+CIVO = civo_xr(nodePools=CIVO_POOLS)
 COREWEAVE_SECRETS = [
     {"type": "Kubeconfig", "name": coreweave_expected.SECRET_NAME, "key": "kubeconfig"}
 ]
@@ -82,19 +73,20 @@ CIVO_SECRETS = [{"type": "Kubeconfig", "name": civo_expected.SECRET_NAME, "key":
 
 CASES = {
     "coreweave-with-credentials": Case(
-        coreweave(CLUSTER_PROVIDER_CONFIG, credentials_secret()),
+        COREWEAVE,
+        (CLUSTER_PROVIDER_CONFIG, credentials_secret()),
         ("True", "Available"),
         True,
         COREWEAVE_SECRETS,
     ),
     "coreweave-credentials-missing": Case(
-        coreweave(CLUSTER_PROVIDER_CONFIG), ("False", "WaitingForCredentials"), False, []
+        COREWEAVE, (CLUSTER_PROVIDER_CONFIG,), ("False", "WaitingForCredentials"), False, []
     ),
     "civo-connection-secret-written": Case(
-        civo(civo_connection_secret("kubeconfig")), ("True", "Available"), True, CIVO_SECRETS
+        CIVO, (civo_connection_secret("kubeconfig"),), ("True", "Available"), True, CIVO_SECRETS
     ),
     "civo-connection-secret-not-written": Case(
-        civo(), ("False", "WaitingForConnectionSecret"), False, []
+        CIVO, (), ("False", "WaitingForConnectionSecret"), False, []
     ),
 }
 
@@ -111,7 +103,7 @@ def test_an_xr_is_ready_only_with_its_kubeconfig(case: Case) -> None:
 
 
 def test_readiness_returns_to_the_composed_resources_once_access_is_established() -> None:
-    world = civo()()
+    world = CASES["civo-connection-secret-not-written"].world()
     converge(world)
     assert xr_ready(world.responses[-1]) is False
     world.cluster_objects = [civo_connection_secret("kubeconfig")]
