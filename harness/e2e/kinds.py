@@ -31,6 +31,12 @@ XRD = Kind(
 COMPOSITION = Kind(
     "apiextensions.crossplane.io/v1", "Composition", "compositions", namespaced=False
 )
+COMPOSITION_REVISION = Kind(
+    "apiextensions.crossplane.io/v1",
+    "CompositionRevision",
+    "compositionrevisions",
+    namespaced=False,
+)
 FUNCTION = Kind("pkg.crossplane.io/v1", "Function", "functions", namespaced=False)
 FUNCTION_REVISION = Kind(
     "pkg.crossplane.io/v1", "FunctionRevision", "functionrevisions", namespaced=False

@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from hack.configurations import CONFIGURATIONS, dependency_name
+
 from . import kinds
 from .binaries import versions
 from .controlplane import ControlPlane
@@ -168,21 +170,28 @@ def mirror_public_registries(plane: ControlPlane) -> None:
         )
 
 
-def report_runtime(plane: ControlPlane, kind: Kind, revision: dict[str, Any]) -> bool:
+def report_runtime(
+    plane: ControlPlane, kind: Kind, revision: dict[str, Any], endpoint: str | None = None
+) -> bool:
     """What an External runtime reports for a provider or function revision, so that Crossplane
     establishes its objects and calls it healthy: a TLS server Secret signed by Crossplane's
-    root CA (the establisher reads its tls.crt), status.tlsServerSecretName and RuntimeHealthy.
-    True once the revision carries both; a write that lost a race is retried next time."""
+    root CA (the establisher reads its tls.crt), status.tlsServerSecretName, the `endpoint`
+    Crossplane dials a function at (if given) and RuntimeHealthy. True once the revision carries
+    them all; a write that lost a race is retried next time."""
     name = revision["metadata"]["name"]
-    secret = f"{name}-tls-server"[:253]
+    wanted = {"tlsServerSecretName": f"{name}-tls-server"[:253]}
+    if endpoint is not None:
+        wanted["endpoint"] = endpoint
     status = revision.get("status") or {}
-    if runtime_healthy(status) and status.get("tlsServerSecretName") == secret:
+    if runtime_healthy(status) and all(status.get(k) == v for k, v in wanted.items()):
         return True
-    write_tls_secret(plane, secret, name, (name,))
-    report_runtime_status(plane, kind, revision, {"tlsServerSecretName": secret})
+    write_tls_secret(plane, wanted["tlsServerSecretName"], name, (name,))
+    report_runtime_status(plane, kind, revision, wanted)
     return False
 
 
+# The label naming the package a revision belongs to.
+PARENT_PACKAGE = "pkg.crossplane.io/package"
 # What the suite applies of examples/configurations.yaml, by kind.
 USER_APPLIED = {"Function": kinds.FUNCTION, "Configuration": kinds.CONFIGURATION}
 # The Configurations `make xpkg` builds (hack/configurations.py), by cloud.
@@ -201,12 +210,18 @@ def function_file(repo: Path) -> Path:
 
 
 def install_configurations(
-    plane: ControlPlane, repo: Path, shared_crds: Path, version: str
+    plane: ControlPlane,
+    repo: Path,
+    shared_crds: Path,
+    version: str,
+    function_endpoint: str | None = None,
 ) -> float:
     """Serves every package the Configurations depend on from the suite's registry, has
     Crossplane rewrite the public prefixes to it, installs both Configurations as a user does
-    (a Configuration naming each package) and plays the runtime for the packages they bring;
-    returns the seconds from the Configurations' creation until every package is Healthy."""
+    (a Configuration naming each package) and plays the runtime for the packages they bring
+    (the function's revision served at `function_endpoint`, where a function already runs);
+    returns the seconds from the Configurations' creation until every package is Healthy.
+    Packages installed before (a Function installed by hand) are left as they are."""
     port = plane.registry_port
     for provider in provider_packages(
         shared_crds, plane.binaries.provider_kubernetes_crds, plane.binaries.provider_helm_crds
@@ -229,25 +244,35 @@ def install_configurations(
         if doc and doc["kind"] == "DeploymentRuntimeConfig":
             plane.api.apply(kinds.DEPLOYMENT_RUNTIME_CONFIG, doc)
     started = time.monotonic()
+    brought = set()
     for doc in yaml.safe_load_all((repo / "examples" / "configurations.yaml").read_text()):
         if doc and doc["kind"] in USER_APPLIED:
             plane.api.apply(USER_APPLIED[doc["kind"]], doc)
+            brought.add(doc["metadata"]["name"])
+    brought |= {dependency_name(d["package"]) for cloud in CLOUDS for d in declared(cloud)}
 
     def all_healthy() -> bool:
         reported = [
-            report_runtime(plane, kind, revision)
+            report_runtime(
+                plane,
+                kind,
+                revision,
+                function_endpoint if kind is kinds.FUNCTION_REVISION else None,
+            )
             for kind in (kinds.PROVIDER_REVISION, kinds.FUNCTION_REVISION)
             for revision in plane.api.list(kind)
+            if revision["metadata"].get("labels", {}).get(PARENT_PACKAGE) in brought
         ]
-        packages = [
-            p
+        packages = {
+            p["metadata"]["name"]: p
             for kind in (kinds.CONFIGURATION, kinds.PROVIDER, kinds.FUNCTION)
             for p in plane.api.list(kind)
-        ]
+            if p["metadata"]["name"] in brought
+        }
         return (
             all(reported)
-            and len(packages) == 2 + 4 + 1
-            and all(is_true(p, "Healthy") and is_true(p, "Installed") for p in packages)
+            and set(packages) == brought
+            and all(is_true(p, "Healthy") and is_true(p, "Installed") for p in packages.values())
         )
 
     wait_for(
@@ -257,6 +282,12 @@ def install_configurations(
         interval=1,
     )
     return time.monotonic() - started
+
+
+def declared(cloud: str) -> list[dict[str, Any]]:
+    """What a cloud's Configuration depends on (its crossplane.yaml's spec.dependsOn)."""
+    meta: dict[str, Any] = yaml.safe_load((CONFIGURATIONS / cloud / "crossplane.yaml").read_text())
+    return list(meta["spec"]["dependsOn"])
 
 
 def configuration_reference(registry_port: int, cloud: str, version: str) -> str:

@@ -34,6 +34,7 @@ SHARDS: dict[str, str] = {
     "test_cluster_autoscaler": "cluster-autoscaler",
     "test_autoscaled_pools": "pools-and-upgrade",
     "test_upgrade": "pools-and-upgrade",
+    "test_migration": "migration",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).

@@ -13,8 +13,6 @@ activation policies say: the providers are SafeStart, so nothing else gets a CRD
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import yaml
 
@@ -24,15 +22,16 @@ from harness.e2e.binaries import REPO
 from harness.e2e.controlplane import ControlPlane
 from harness.e2e.engine import Engine
 from harness.e2e.kube import is_true, wait_for
-from harness.e2e.packages import CLOUDS, configuration_file, function_file, install_configurations
+from harness.e2e.packages import (
+    CLOUDS,
+    configuration_file,
+    declared,
+    function_file,
+    install_configurations,
+)
 from harness.e2e.runtime import package_version
 from harness.e2e.scene import ESTABLISH_SECONDS, apply_documents
 from harness.e2e.suite import SHARED_CRDS
-
-
-def declared(cloud: str) -> list[dict[str, Any]]:
-    meta: dict[str, Any] = yaml.safe_load((CONFIGURATIONS / cloud / "crossplane.yaml").read_text())
-    return list(meta["spec"]["dependsOn"])
 
 
 def activated(cloud: str) -> list[str]:
