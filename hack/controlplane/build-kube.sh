@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and kube-controller-manager from the Go module proxy into the
-# version-keyed cache (skipped when cached).
+# Builds kube-apiserver, kube-controller-manager and kubectl from the Go module proxy into the
+# version-keyed cache (each skipped when cached). kubectl runs the README's commands as written
+# (tests/e2e/test_readme.py).
 #
 # k8s.io/kubernetes is not meant to be imported: its go.mod points the k8s.io/* staging modules
 # at ./staging, so a throwaway module requires it and replaces each staging module with the
@@ -11,11 +12,15 @@ source "$(dirname "$0")/lib.sh"
 version="$KUBE_VERSION"
 staging_version="v0.${version#v1.}"
 dir="$(component_dir kube "$version")"
-if is_cached kube "$version" kube-apiserver && is_cached kube "$version" kube-controller-manager; then
+binaries=()
+for binary in kube-apiserver kube-controller-manager kubectl; do
+  is_cached kube "$version" "$binary" || binaries+=("$binary")
+done
+if (( ${#binaries[@]} == 0 )); then
   exit 0
 fi
 
-log "building kube-apiserver and kube-controller-manager $version (several minutes)"
+log "building ${binaries[*]} $version (several minutes)"
 throwaway_module
 cd "$work"
 kubernetes_dir="$(GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" \
@@ -32,6 +37,7 @@ package build
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
 GOFLAGS=-mod=mod go mod tidy >&2
@@ -40,7 +46,7 @@ minor="${minor%%.*}"
 # Without these the servers report v0.0.0-master, which clients and Crossplane treat as too old.
 ldflags="-X k8s.io/component-base/version.gitVersion=$version"
 ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
-for binary in kube-apiserver kube-controller-manager; do
+for binary in "${binaries[@]}"; do
   log "go build $binary"
   GOFLAGS=-mod=mod go build -ldflags "$ldflags" -o "$work/$binary" "k8s.io/kubernetes/cmd/$binary"
   install_atomically "$work/$binary" "$dir/$binary"

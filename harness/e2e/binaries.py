@@ -63,6 +63,8 @@ class Binaries:
     etcd: Path
     kube_apiserver: Path
     kube_controller_manager: Path
+    # The client users run: tests/e2e/test_readme.py runs the README's commands with it.
+    kubectl: Path
     crossplane: Path
     crossplane_crds: Path
     registry: Path
@@ -94,6 +96,7 @@ def locate(crossplane_version: str) -> Binaries:
         etcd=bin_root / f"etcd-{v['ETCD_VERSION']}" / "etcd",
         kube_apiserver=kube / "kube-apiserver",
         kube_controller_manager=kube / "kube-controller-manager",
+        kubectl=kube / "kubectl",
         crossplane=crossplane / "crossplane",
         crossplane_crds=crossplane / "crds",
         registry=bin_root / f"registry-{v['GGCR_VERSION']}-{_registry_source_hash()}" / "registry",
