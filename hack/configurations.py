@@ -88,6 +88,16 @@ def function_dependency(meta: dict[str, Any]) -> dict[str, Any]:
     return dict(function)
 
 
+def packaged_function_name() -> str:
+    """The name the package manager installs the Configurations' function under: the same for
+    every cloud, so both Configurations share one Function."""
+    (name,) = {
+        dependency_name(function_dependency(load(c.source / "crossplane.yaml"))["package"])
+        for c in CLOUDS
+    }
+    return name
+
+
 def packaged_composition(cloud: Cloud) -> dict[str, Any]:
     """apis/<kind>/composition.yaml with its pipeline calling the function by the name the
     package manager installs the Configuration's function dependency under."""

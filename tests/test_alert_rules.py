@@ -25,11 +25,13 @@ import yaml
 from prometheus_client.utils import floatToGoString
 
 from function.metrics import CALL_SECONDS_BUCKETS
+from hack.configurations import packaged_function_name
 from harness.e2e.binaries import REPO, cache_root
 
 BUILD_SCRIPT = REPO / "hack" / "controlplane" / "build-promtool.sh"
 MONITORING = REPO / "deploy" / "monitoring.yaml"
-RUNTIME_CONFIG = REPO / "examples" / "function.yaml"
+RUNTIME_CONFIG = REPO / "examples" / "function-runtime.yaml"
+HAND_INSTALL = REPO / "examples" / "function.yaml"
 # promtool answers in well under a second; a hang is a fault to report, not to wait out.
 PROMTOOL_TIMEOUT_SECONDS = 60
 # How often Prometheus evaluates the group: its default, which the PrometheusRule keeps.
@@ -52,10 +54,12 @@ MONITORING_DOCS = documents(MONITORING)
 POD_MONITOR = MONITORING_DOCS["PodMonitor"]["spec"]
 RULE_GROUPS = MONITORING_DOCS["PrometheusRule"]["spec"]["groups"]
 RULES = {rule["alert"]: rule for group in RULE_GROUPS for rule in group["rules"]}
-# The job label the PodMonitor puts on the function's series: its Pods' value of jobLabel.
-JOB = POD_MONITOR["selector"]["matchLabels"][POD_MONITOR["jobLabel"]]
-# Crossplane labels its calls with the Function's name.
-FUNCTION_NAME = documents(RUNTIME_CONFIG)["Function"]["metadata"]["name"]
+# The job label the PodMonitor's relabeling puts on the function's series.
+[JOB] = {r["replacement"] for r in POD_MONITOR["podMetricsEndpoints"][0]["relabelings"]}
+# Crossplane labels its calls with the Function's name: a hand install's, or the name the
+# Configuration packages install it under.
+FUNCTION_NAME = documents(HAND_INSTALL)["Function"]["metadata"]["name"]
+DEPENDENCY_FUNCTION_NAME = packaged_function_name()
 SCRAPE_SECONDS = int(POD_MONITOR["podMetricsEndpoints"][0]["interval"].removesuffix("s"))
 SCRAPES_PER_MINUTE = 60 // SCRAPE_SECONDS
 
@@ -484,6 +488,23 @@ CASES = [
         {
             crossplane_calls(FUNCTION_NAME, "OK"): rising(10, 40),
             crossplane_calls(FUNCTION_NAME, "DeadlineExceeded"): then(
+                not_yet_exported(5), rising(2, 35, start=1)
+            ),
+        },
+        eval_minute=30,
+        firing=(
+            Firing(
+                {"grpc_code": "DeadlineExceeded", "severity": "warning"},
+                "Crossplane's calls to function-inference-clusters end in DeadlineExceeded",
+            ),
+        ),
+    ),
+    Case(
+        FAILING,
+        "DeadlineExceeded from minute 5 on, the function the Configurations installed",
+        {
+            crossplane_calls(DEPENDENCY_FUNCTION_NAME, "OK"): rising(10, 40),
+            crossplane_calls(DEPENDENCY_FUNCTION_NAME, "DeadlineExceeded"): then(
                 not_yet_exported(5), rising(2, 35, start=1)
             ),
         },

@@ -168,7 +168,7 @@ def test_the_dependency_name_is_crossplanes(package: str, name: str) -> None:
 
 def test_the_install_example_names_this_releases_packages() -> None:
     """examples/configurations.yaml: the function under its dependency name, at this release,
-    with examples/function.yaml's runtime config; each Configuration at this release."""
+    with examples/function-runtime.yaml's runtime config; each Configuration at this release."""
     docs = {
         (d["kind"], d["metadata"]["name"]): d
         for d in yaml.safe_load_all((ROOT / "examples" / "configurations.yaml").read_text())
@@ -176,7 +176,7 @@ def test_the_install_example_names_this_releases_packages() -> None:
     }
     runtime_configs = [
         d["metadata"]["name"]
-        for d in yaml.safe_load_all((ROOT / "examples" / "function.yaml").read_text())
+        for d in yaml.safe_load_all((ROOT / "examples" / "function-runtime.yaml").read_text())
         if d and d["kind"] == "DeploymentRuntimeConfig"
     ]
     assert sorted(docs) == [

@@ -1,5 +1,7 @@
-"""examples/function.yaml: the Function and the runtime Crossplane builds for it, as documented;
-and deploy/monitoring.yaml, which scrapes and alerts on what that runtime serves."""
+"""examples/function-runtime.yaml: the runtime Crossplane builds for the function, as documented,
+and the Function of a hand install (examples/function.yaml) that names it; and
+deploy/monitoring.yaml, which scrapes and alerts on what that runtime serves, whether the function
+was installed by hand or by the Configuration packages."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 import yaml
 
 from function import addresses, health, metrics, runner
+from hack.configurations import HAND_INSTALLED_FUNCTION, packaged_function_name
 from harness.e2e.operability import CROSSPLANE_CORE_SERIES
 from harness.fixtures import civo_xr, coreweave_xr, request
 
@@ -18,19 +21,23 @@ ROOT = Path(__file__).resolve().parents[1]
 # The ports the function serves by default: the runtime config relies on them, sets no flag.
 METRICS_PORT = addresses.split(metrics.DEFAULT_ADDRESS)[1]
 HEALTH_PORT = addresses.split(health.DEFAULT_ADDRESS)[1]
-FUNCTION_LABEL = {"pkg.crossplane.io/function": "function-inference-clusters"}
+# The Pod label Crossplane sets to the Function's name, and the names the function is installed
+# under: by hand, and by the Configuration packages.
+FUNCTION_LABEL = "pkg.crossplane.io/function"
+FUNCTION_NAMES = [HAND_INSTALLED_FUNCTION, packaged_function_name()]
 PROMQL_KEYWORDS = frozenset({"and", "or", "unless", "bool", "offset"})
 
 
-def documents(path: str = "examples/function.yaml") -> dict[str, dict[str, Any]]:
+def documents(path: str = "examples/function-runtime.yaml") -> dict[str, dict[str, Any]]:
     text = (ROOT / path).read_text()
-    return {doc["kind"]: doc for doc in yaml.safe_load_all(text)}
+    return {doc["kind"]: doc for doc in yaml.safe_load_all(text) if doc}
 
 
 def test_function_uses_the_runtime_config() -> None:
-    docs = documents()
-    config = docs["DeploymentRuntimeConfig"]
-    assert docs["Function"]["spec"]["runtimeConfigRef"] == {
+    config = documents()["DeploymentRuntimeConfig"]
+    function = documents("examples/function.yaml")["Function"]
+    assert function["metadata"]["name"] == HAND_INSTALLED_FUNCTION
+    assert function["spec"]["runtimeConfigRef"] == {
         "apiVersion": config["apiVersion"],
         "kind": "DeploymentRuntimeConfig",
         "name": config["metadata"]["name"],
@@ -66,10 +73,16 @@ def test_runtime_container_sized_and_replicated() -> None:
             },
         }
     ]
-    spread = spec["template"]["spec"]["topologySpreadConstraints"][0]
-    assert spread["labelSelector"] == {
-        "matchLabels": {"pkg.crossplane.io/function": "function-inference-clusters"}
-    }
+    # Each Pod spread among its own Function's, whatever that Function is named.
+    assert spec["template"]["spec"]["topologySpreadConstraints"] == [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchExpressions": [{"key": FUNCTION_LABEL, "operator": "Exists"}]},
+            "matchLabelKeys": [FUNCTION_LABEL],
+        }
+    ]
 
 
 def test_the_pod_monitor_scrapes_the_metrics_port_of_the_functions_pods() -> None:
@@ -77,10 +90,20 @@ def test_the_pod_monitor_scrapes_the_metrics_port_of_the_functions_pods() -> Non
     container = documents()["DeploymentRuntimeConfig"]["spec"]["deploymentTemplate"]["spec"][
         "template"
     ]["spec"]["containers"][0]
-    assert monitor["selector"] == {"matchLabels": FUNCTION_LABEL}
-    assert monitor["jobLabel"] == next(iter(FUNCTION_LABEL))
+    assert monitor["selector"] == {
+        "matchExpressions": [{"key": FUNCTION_LABEL, "operator": "In", "values": FUNCTION_NAMES}]
+    }
+    assert "jobLabel" not in monitor
     [endpoint] = monitor["podMetricsEndpoints"]
-    assert endpoint == {"port": "metrics", "path": "/metrics", "interval": "30s"}
+    # One job for the function's series, however it was installed: the rules select on it.
+    assert endpoint == {
+        "port": "metrics",
+        "path": "/metrics",
+        "interval": "30s",
+        "relabelings": [
+            {"action": "replace", "targetLabel": "job", "replacement": HAND_INSTALLED_FUNCTION}
+        ],
+    }
     assert {"name": "metrics", "containerPort": METRICS_PORT} in container["ports"]
 
 
@@ -146,6 +169,6 @@ def test_every_alert_reads_only_series_the_function_or_crossplane_exports(
     # Each alert reads at least one of the function's own series or Crossplane's about it.
     for rule in rules:
         assert series_names(rule["expr"]), rule["alert"]
-        assert 'job="function-inference-clusters"' in rule["expr"] or (
-            'function_name="function-inference-clusters"' in rule["expr"]
+        assert f'job="{HAND_INSTALLED_FUNCTION}"' in rule["expr"] or (
+            f'function_name=~"{"|".join(FUNCTION_NAMES)}"' in rule["expr"]
         ), rule["alert"]

@@ -239,7 +239,7 @@ def install_configurations(
     # examples/function.yaml, the function pre-created under its dependency name, then the
     # Configurations by their public references (the suite's ImageConfigs stand in for the
     # example's, which names registry.example.com).
-    runtime_config = yaml.safe_load_all((repo / "examples" / "function.yaml").read_text())
+    runtime_config = yaml.safe_load_all((repo / "examples" / "function-runtime.yaml").read_text())
     for doc in runtime_config:
         if doc and doc["kind"] == "DeploymentRuntimeConfig":
             plane.api.apply(kinds.DEPLOYMENT_RUNTIME_CONFIG, doc)
