@@ -168,7 +168,8 @@ def test_the_dependency_name_is_crossplanes(package: str, name: str) -> None:
 
 def test_the_install_example_names_this_releases_packages() -> None:
     """examples/configurations.yaml: the function under its dependency name, at this release,
-    with examples/function-runtime.yaml's runtime config; each Configuration at this release."""
+    with examples/function-runtime.yaml's runtime config; provider-helm with its poll; each
+    Configuration at this release."""
     docs = {
         (d["kind"], d["metadata"]["name"]): d
         for d in yaml.safe_load_all((ROOT / "examples" / "configurations.yaml").read_text())
@@ -179,11 +180,24 @@ def test_the_install_example_names_this_releases_packages() -> None:
         for d in yaml.safe_load_all((ROOT / "examples" / "function-runtime.yaml").read_text())
         if d and d["kind"] == "DeploymentRuntimeConfig"
     ]
+    helm = "xpkg.upbound.io/upbound/provider-helm"
     assert sorted(docs) == [
         ("Configuration", "inference-clusters-civo"),
         ("Configuration", "inference-clusters-coreweave"),
+        ("DeploymentRuntimeConfig", "provider-helm"),
         ("Function", dependency_name(FUNCTION_PACKAGE)),
         ("ImageConfig", "modelplane-packages"),
+        ("Provider", dependency_name(helm)),
+    ]
+    # provider-helm under the name the Civo Configuration installs it as, at the version make
+    # e2e runs (its lowest accepted), polling every minute.
+    assert docs[("Provider", dependency_name(helm))]["spec"] == {
+        "package": f"{helm}:{PROVIDERS['civo'][helm]}",
+        "runtimeConfigRef": {"name": "provider-helm"},
+    }
+    helm_runtime = docs[("DeploymentRuntimeConfig", "provider-helm")]["spec"]["deploymentTemplate"]
+    assert helm_runtime["spec"]["template"]["spec"]["containers"] == [
+        {"name": "package-runtime", "args": ["--poll=1m"]}
     ]
     function = docs[("Function", dependency_name(FUNCTION_PACKAGE))]
     assert function["spec"] == {

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from hack import render as render_script
+from harness import readme
 from harness.example_sets import example_set
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -288,3 +289,16 @@ def test_the_documented_validate_command_names_a_field_out_of_bounds(tmp_path: P
         "should be greater than or equal to 0"
     ) in done.stdout
     assert "Total 2 resources: 0 missing schemas, 1 success cases, 1 failure cases" in done.stdout
+
+
+def test_the_readme_commands_have_only_the_placeholders_the_e2e_fills() -> None:
+    """tests/e2e/test_readme.py runs the README's install and first-cluster commands with its
+    placeholders filled: each is there once, and no other is."""
+    markdown = readme.README.read_text()
+    scripts = "".join(b for s in readme.SECTIONS for b in readme.sh_blocks(markdown, s))
+    for placeholder in readme.PLACEHOLDERS:
+        assert scripts.count(placeholder) == 1, placeholder
+    filled = readme.filled(scripts, "127.0.0.1:5000/modelplane", "CW-SECRET-e2e-0")
+    assert "REGISTRY=127.0.0.1:5000/modelplane   # your registry\n" in filled
+    with pytest.raises(ValueError, match=r"\['<your key>'\]"):
+        readme.filled(scripts + "echo <your key>\n", "r", "t")

@@ -12,9 +12,12 @@ import http.server
 import shutil
 import ssl
 import threading
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from harness.fixtures import free_port
 from harness.pinned_chart import CHART_NAME, pinned_chart_version
@@ -34,19 +37,36 @@ def chart_archive() -> Path:
     return archive_of(pinned_chart_version())
 
 
+def public_chart_repository(repo: Path) -> str:
+    """The repository the committed Civo Composition installs the chart from: its public one."""
+    composition = yaml.safe_load((repo / "apis" / "civoclusters" / "composition.yaml").read_text())
+    (step,) = composition["spec"]["pipeline"]
+    return str(step["input"]["civo"]["clusterAutoscaler"]["chartRepository"])
+
+
 @dataclass
 class HttpsChartRepository:
-    """A Helm chart repository: GET index.yaml, then GET the archive it names."""
+    """A Helm chart repository: GET index.yaml, then GET the archive it names.
+
+    Served at https://127.0.0.1:<port> (a mirror the Composition names), or, given `served_as`,
+    as that public repository: its index names archives under that URL, its certificate names
+    that host, and a client reaches it through the suite's proxy (harness/e2e/proxy.py)."""
 
     plane: ControlPlane
     root: Path
+    served_as: str | None = None
     port: int = 0
     fetched: list[str] = field(default_factory=list)
     _server: http.server.ThreadingHTTPServer | None = None
 
     @property
     def url(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
+        return self.served_as or f"https://127.0.0.1:{self.port}"
+
+    @property
+    def host(self) -> str:
+        """The host name a client asks for, and the certificate names."""
+        return urllib.parse.urlsplit(self.url).hostname or "127.0.0.1"
 
     def start(self, archive: Path) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -59,11 +79,14 @@ class HttpsChartRepository:
         if result.returncode != 0:
             raise RuntimeError(f"helm repo index failed: {result.stderr}")
         assert self.plane.ca is not None
-        tls = self.root.parent / "chart-repository-tls"
-        issue(self.plane.ca, "chart-repository", server=True).write(tls)
+        tls = self.root.parent / f"{self.root.name}-tls"
+        issue(self.plane.ca, "chart-repository", server=True, dns_names=(self.host,)).write(tls)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(tls / "tls.crt", tls / "tls.key")
         repository = self
+        # The path the repository's URL has (/autoscaler for the public one): files are served
+        # below it.
+        prefix = urllib.parse.urlsplit(self.url).path.rstrip("/")
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -71,6 +94,10 @@ class HttpsChartRepository:
 
             def do_GET(self) -> None:
                 repository.fetched.append(self.path)
+                if not self.path.startswith(f"{prefix}/"):
+                    self.send_error(404)
+                    return
+                self.path = self.path.removeprefix(prefix)
                 super().do_GET()
 
             def log_message(self, format: str, *args: Any) -> None:

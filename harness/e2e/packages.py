@@ -31,12 +31,10 @@ from .kube import Kind, is_true, wait_for
 from .runtime import report_runtime_status, runtime_healthy, write_tls_secret
 
 # The public registry prefixes the Configuration packages name, each mirrored in the suite's
-# registry under the same path.
-PUBLIC_PREFIXES = (
-    "xpkg.upbound.io/modelplane/",
-    "xpkg.upbound.io/upbound/",
-    "ghcr.io/fabioaraujopt/",
-)
+# registry under the same path: the function's (examples/configurations.yaml has users rewrite
+# it to their own registry) and the providers'.
+FUNCTION_PREFIX = "xpkg.upbound.io/modelplane/"
+PROVIDER_PREFIXES = ("xpkg.upbound.io/upbound/", "ghcr.io/fabioaraujopt/")
 # What the SafeStart capability looks like in a provider's metadata (crossplane.yaml).
 SAFE_START = {"capabilities": ["SafeStart"]}
 
@@ -152,9 +150,9 @@ def _crank(plane: ControlPlane, name: str, args: list[str]) -> None:
         raise RuntimeError(f"crank {' '.join(args[:2])} failed:\n{result.stdout}{result.stderr}")
 
 
-def mirror_public_registries(plane: ControlPlane) -> None:
+def mirror_public_registries(plane: ControlPlane, prefixes: tuple[str, ...]) -> None:
     """ImageConfigs rewriting each public prefix to the suite's registry."""
-    for prefix in PUBLIC_PREFIXES:
+    for prefix in prefixes:
         name = "mirror-" + prefix.rstrip("/").replace("/", "-").replace(".", "-")
         plane.api.apply(
             kinds.IMAGE_CONFIG,
@@ -192,8 +190,15 @@ def report_runtime(
 
 # The label naming the package a revision belongs to.
 PARENT_PACKAGE = "pkg.crossplane.io/package"
-# What the suite applies of examples/configurations.yaml, by kind.
-USER_APPLIED = {"Function": kinds.FUNCTION, "Configuration": kinds.CONFIGURATION}
+# What the suite applies of examples/configurations.yaml, by kind (its ImageConfig names a
+# registry the suite's own ImageConfigs stand in for).
+USER_APPLIED = {
+    "DeploymentRuntimeConfig": kinds.DEPLOYMENT_RUNTIME_CONFIG,
+    "Function": kinds.FUNCTION,
+    "Provider": kinds.PROVIDER,
+    "Configuration": kinds.CONFIGURATION,
+}
+PACKAGE_KINDS = ("Function", "Provider", "Configuration")
 # The Configurations `make xpkg` builds (hack/configurations.py), by cloud.
 CLOUDS = ("coreweave", "civo")
 # Pulling and establishing seven packages from a local registry takes seconds; this is for a
@@ -209,6 +214,54 @@ def function_file(repo: Path) -> Path:
     return repo / "build" / "function-inference-clusters.xpkg"
 
 
+def serve_providers(plane: ControlPlane, shared_crds: Path) -> None:
+    """Pushes the provider packages to the suite's registry and has Crossplane pull every
+    package named under their public prefixes from there, as from a registry mirror."""
+    for provider in provider_packages(
+        shared_crds, plane.binaries.provider_kubernetes_crds, plane.binaries.provider_helm_crds
+    ):
+        push(plane, build_provider(plane, provider), provider.local(plane.registry_port))
+    mirror_public_registries(plane, PROVIDER_PREFIXES)
+
+
+def brought_by_configurations(repo: Path) -> set[str]:
+    """The packages installing the Configurations brings: what examples/configurations.yaml
+    creates, and every dependency, by the name the package manager gives it."""
+    created = {
+        doc["metadata"]["name"]
+        for doc in yaml.safe_load_all((repo / "examples" / "configurations.yaml").read_text())
+        if doc and doc["kind"] in PACKAGE_KINDS
+    }
+    return created | {dependency_name(d["package"]) for cloud in CLOUDS for d in declared(cloud)}
+
+
+def report_package_runtimes(
+    plane: ControlPlane, brought: set[str], function_endpoint: str | None = None
+) -> bool:
+    """Plays the External runtime for the revisions of the `brought` packages (the function's
+    served at `function_endpoint`, where a function already runs): True once each of those
+    packages exists, Installed and Healthy. One look; call it until it is True."""
+    reported = [
+        report_runtime(
+            plane, kind, revision, function_endpoint if kind is kinds.FUNCTION_REVISION else None
+        )
+        for kind in (kinds.PROVIDER_REVISION, kinds.FUNCTION_REVISION)
+        for revision in plane.api.list(kind)
+        if revision["metadata"].get("labels", {}).get(PARENT_PACKAGE) in brought
+    ]
+    packages = {
+        p["metadata"]["name"]: p
+        for kind in (kinds.CONFIGURATION, kinds.PROVIDER, kinds.FUNCTION)
+        for p in plane.api.list(kind)
+        if p["metadata"]["name"] in brought
+    }
+    return (
+        all(reported)
+        and set(packages) == brought
+        and all(is_true(p, "Healthy") and is_true(p, "Installed") for p in packages.values())
+    )
+
+
 def install_configurations(
     plane: ControlPlane,
     repo: Path,
@@ -222,11 +275,8 @@ def install_configurations(
     (the function's revision served at `function_endpoint`, where a function already runs);
     returns the seconds from the Configurations' creation until every package is Healthy.
     Packages installed before (a Function installed by hand) are left as they are."""
+    serve_providers(plane, shared_crds)
     port = plane.registry_port
-    for provider in provider_packages(
-        shared_crds, plane.binaries.provider_kubernetes_crds, plane.binaries.provider_helm_crds
-    ):
-        push(plane, build_provider(plane, provider), provider.local(port))
     push(
         plane,
         function_file(repo),
@@ -234,50 +284,23 @@ def install_configurations(
     )
     for cloud in CLOUDS:
         push(plane, configuration_file(repo, cloud), configuration_reference(port, cloud, version))
-    mirror_public_registries(plane)
+    mirror_public_registries(plane, (FUNCTION_PREFIX,))
     # As examples/configurations.yaml has a user install them: the runtime config of
-    # examples/function.yaml, the function pre-created under its dependency name, then the
-    # Configurations by their public references (the suite's ImageConfigs stand in for the
+    # examples/function-runtime.yaml, the function pre-created under its dependency name, then
+    # the Configurations by their public references (the suite's ImageConfigs stand in for the
     # example's, which names registry.example.com).
     runtime_config = yaml.safe_load_all((repo / "examples" / "function-runtime.yaml").read_text())
     for doc in runtime_config:
         if doc and doc["kind"] == "DeploymentRuntimeConfig":
             plane.api.apply(kinds.DEPLOYMENT_RUNTIME_CONFIG, doc)
     started = time.monotonic()
-    brought = set()
     for doc in yaml.safe_load_all((repo / "examples" / "configurations.yaml").read_text()):
         if doc and doc["kind"] in USER_APPLIED:
             plane.api.apply(USER_APPLIED[doc["kind"]], doc)
-            brought.add(doc["metadata"]["name"])
-    brought |= {dependency_name(d["package"]) for cloud in CLOUDS for d in declared(cloud)}
-
-    def all_healthy() -> bool:
-        reported = [
-            report_runtime(
-                plane,
-                kind,
-                revision,
-                function_endpoint if kind is kinds.FUNCTION_REVISION else None,
-            )
-            for kind in (kinds.PROVIDER_REVISION, kinds.FUNCTION_REVISION)
-            for revision in plane.api.list(kind)
-            if revision["metadata"].get("labels", {}).get(PARENT_PACKAGE) in brought
-        ]
-        packages = {
-            p["metadata"]["name"]: p
-            for kind in (kinds.CONFIGURATION, kinds.PROVIDER, kinds.FUNCTION)
-            for p in plane.api.list(kind)
-            if p["metadata"]["name"] in brought
-        }
-        return (
-            all(reported)
-            and set(packages) == brought
-            and all(is_true(p, "Healthy") and is_true(p, "Installed") for p in packages.values())
-        )
-
+    brought = brought_by_configurations(repo)
     wait_for(
         "both Configurations and what they depend on Installed and Healthy",
-        all_healthy,
+        lambda: report_package_runtimes(plane, brought, function_endpoint),
         INSTALL_SECONDS,
         interval=1,
     )

@@ -45,7 +45,9 @@ class ProviderHelm:
     def log(self) -> Path:
         return self.plane.processes.log_dir / f"{PROCESS_NAME}.log"
 
-    def start(self) -> None:
+    def start(self, proxy: str) -> None:
+        """Starts it with `proxy` as its HTTPS proxy: how it reaches public chart repositories
+        (harness/e2e/proxy.py)."""
         plane = self.plane
         self.work.mkdir(parents=True, exist_ok=True)
         trust = self.work / "local-ca.crt"
@@ -54,7 +56,11 @@ class ProviderHelm:
         plane.processes.start(
             PROCESS_NAME,
             [str(plane.binaries.provider_helm), "--debug", f"--poll={POLL}"],
-            env={"KUBECONFIG": str(plane.admin_kubeconfig), "SSL_CERT_FILE": str(trust)},
+            env={
+                "KUBECONFIG": str(plane.admin_kubeconfig),
+                "SSL_CERT_FILE": str(trust),
+                "HTTPS_PROXY": proxy,
+            },
             cwd=self.work,
             ready=self._release_controller_set_up,
         )

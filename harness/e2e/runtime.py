@@ -197,6 +197,13 @@ class FunctionRuntime:
         self._write_tls_secret()
         self._run(revision, self.repo)
 
+    def start_serving(self) -> None:
+        """Starts the function from the working tree, as a runtime does, for a Function someone
+        else creates (the README's install): its revision is pointed at `endpoint` by
+        harness/e2e/packages.py."""
+        self._write_tls_secret()
+        self._start_function(self.repo)
+
     def serve(self, reference: str, source: Path) -> dict[str, Any]:
         """Points the Function at another package, as a user upgrading or rolling back does, and
         plays the runtime for the revision Crossplane activates: the running function stops

@@ -35,6 +35,8 @@ SHARDS: dict[str, str] = {
     "test_autoscaled_pools": "pools-and-upgrade",
     "test_upgrade": "pools-and-upgrade",
     "test_migration": "migration",
+    # A fresh control plane, without the suite's hand-installed APIs.
+    "test_readme": "readme",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).

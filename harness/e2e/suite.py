@@ -10,13 +10,14 @@ from pathlib import Path
 
 from . import kinds
 from .binaries import REPO, Binaries
-from .charts import HttpsChartRepository, OciChartRegistry, chart_archive
+from .charts import HttpsChartRepository, OciChartRegistry, chart_archive, public_chart_repository
 from .controlplane import ControlPlane, new_org_token
 from .engine import Engine
 from .fakeprovider import FakeCloud
 from .processes import ProcessGroup
 from .providerhelm import ProviderHelm
 from .providerkubernetes import ProviderKubernetes
+from .proxy import ConnectProxy
 from .runtime import FunctionRuntime
 from .scene import install_apis, install_crds, install_required_objects
 from .watchlog import WatchLog
@@ -50,6 +51,9 @@ class Suite:
     clusters: WorkloadClusters
     chart_repository: HttpsChartRepository
     chart_registry: OciChartRegistry
+    # The chart's public repository, reached through `proxy` (the packaged Composition's).
+    public_charts: HttpsChartRepository
+    proxy: ConnectProxy
     log: WatchLog
     # One churn table per lifecycle test, printed in pytest's terminal summary.
     churn_reports: list[str] = field(default_factory=list)
@@ -74,12 +78,18 @@ class Suite:
     def stop(self) -> None:
         self.cloud.stop()
         self.chart_repository.stop()
+        self.public_charts.stop()
+        self.proxy.stop()
         self.log.stop()
         self.log.write(self.plane.processes.log_dir / "watch-events.tsv")
         self.plane.processes.stop_all()
 
 
-def start(work: Path, binaries: Binaries, engine: Engine) -> Suite:
+def start(work: Path, binaries: Binaries, engine: Engine, apis_by_hand: bool = True) -> Suite:
+    """The whole world, up. With `apis_by_hand` (every suite but the README's) the function
+    package, the XR APIs and the credentials are installed too, as a platform team installing
+    by hand would; without, the control plane has only what a user installs first (Crossplane,
+    the provider CRDs and runtimes), and the test installs the rest."""
     processes = ProcessGroup(work / "logs")
     plane = ControlPlane(
         work, binaries, processes, org_token=new_org_token(), rotated_org_token=new_org_token()
@@ -97,10 +107,17 @@ def start(work: Path, binaries: Binaries, engine: Engine) -> Suite:
         chart_repository.start(archive)
         chart_registry = OciChartRegistry(plane, work / "chart-registry")
         chart_registry.start(archive)
+        public_charts = HttpsChartRepository(
+            plane, work / "public-chart-repository", served_as=public_chart_repository(REPO)
+        )
+        public_charts.start(archive)
+        proxy = ConnectProxy({f"{public_charts.host}:443": public_charts.port})
+        proxy.start()
         runtime = FunctionRuntime(plane, REPO)
-        runtime.install()
-        install_apis(plane, REPO, chart_repository.url)
-        install_required_objects(plane)
+        if apis_by_hand:
+            runtime.install()
+            install_apis(plane, REPO, chart_repository.url)
+            install_required_objects(plane)
         log = WatchLog(plane.api)
         log.start(WATCHED)
         clusters = WorkloadClusters(plane)
@@ -118,10 +135,12 @@ def start(work: Path, binaries: Binaries, engine: Engine) -> Suite:
             clusters,
             chart_repository,
             chart_registry,
+            public_charts,
+            proxy,
             log,
         )
         provider.start(server_side_apply=True)
-        helm.start()
+        helm.start(proxy.url)
     except BaseException:
         if suite is not None:
             suite.stop()

@@ -105,6 +105,33 @@ def _cannot_run(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
+    running = _started(request, engine, apis_by_hand=True, label=engine.version)
+    request.config.stash[SUITE_KEY] = next(running)
+    yield request.config.stash[SUITE_KEY]
+    next(running, None)
+
+
+@pytest.fixture(scope="module")
+def fresh_suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
+    """The whole world without the function, the APIs or the credentials: for a test that
+    installs them as a user does, from nothing. It runs providers with fixed ports
+    (harness/e2e/shards.py), so it needs a worker without another suite: a shard of its own
+    under `make e2e`."""
+    if SUITE_KEY in request.config.stash:
+        _cannot_run(
+            "e2e: a fresh control plane cannot start beside this worker's suite (provider "
+            "ports); run its module alone, or under `make e2e` as root (a shard of its own)"
+        )
+    running = _started(request, engine, apis_by_hand=False, label=f"{engine.version}-fresh")
+    yield next(running)
+    next(running, None)
+
+
+def _started(
+    request: pytest.FixtureRequest, engine: Engine, apis_by_hand: bool, label: str
+) -> Iterator[Suite]:
+    """Starts a suite, yields it once, and on the next step stops it (keeping its folder on a
+    failure, or with FIC_E2E_KEEP=1) and keeps its summary."""
     binaries = locate(engine.version)
     missing = binaries.missing()
     if missing:
@@ -120,9 +147,8 @@ def suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
         )
     # Its own folder, not pytest's numbered tmp dirs: a concurrent pytest run (another checkout
     # on the same machine) prunes those, and could delete this one while it is in use.
-    work = Path(tempfile.mkdtemp(prefix=f"fic-e2e-{engine.version}-"))
-    running = start(work, binaries, engine)
-    request.config.stash[SUITE_KEY] = running
+    work = Path(tempfile.mkdtemp(prefix=f"fic-e2e-{label}-"))
+    running = start(work, binaries, engine, apis_by_hand=apis_by_hand)
     failed_before = request.session.testsfailed
     try:
         yield running

@@ -1,0 +1,41 @@
+"""The README's commands, as tests/e2e/test_readme.py runs them: its `sh` blocks, and its
+placeholders filled with a test's values."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+SECTIONS = ("## Install", "## A first cluster of each kind")
+# The README's placeholders, each a string the user replaces, and what the test puts there.
+REGISTRY_LINE = "REGISTRY=registry.example.com/modelplane"
+ORG_TOKEN_PLACEHOLDER = "CW-SECRET-<your org API token>"
+CIVO_KEY_PLACEHOLDER = "<your Civo API key>"
+PLACEHOLDERS = (REGISTRY_LINE, ORG_TOKEN_PLACEHOLDER, CIVO_KEY_PLACEHOLDER)
+# A placeholder left in a command the test does not know how to fill.
+UNKNOWN_PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
+
+
+def sh_blocks(markdown: str, section: str) -> list[str]:
+    """The `sh` code blocks of one `## ` section, in order."""
+    start = markdown.index(f"{section}\n")
+    following = markdown.find("\n## ", start + len(section))
+    body = markdown[start : following if following != -1 else None]
+    # A block inside a list item is indented as the item's text.
+    blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", body, flags=re.M | re.S)
+    return [
+        "".join(line.removeprefix(indent) for line in block.splitlines(keepends=True))
+        for indent, block in blocks
+    ]
+
+
+def filled(script: str, registry: str, org_token: str) -> str:
+    """The script with the README's placeholders replaced; fails on one the test does not know."""
+    script = script.replace(REGISTRY_LINE, f"REGISTRY={registry}")
+    script = script.replace(ORG_TOKEN_PLACEHOLDER, org_token)
+    script = script.replace(CIVO_KEY_PLACEHOLDER, "civo-e2e-api-key")
+    unknown = UNKNOWN_PLACEHOLDER.findall(script)
+    if unknown:
+        raise ValueError(f"the README has placeholders the test cannot fill: {unknown}")
+    return script

@@ -1,0 +1,156 @@
+"""The README's install and first clusters, run as written on a fresh control plane.
+
+Every `sh` block of the README's "Install" and "A first cluster of each kind" sections runs in
+order with bash, with the real kubectl (v1.36.5, built beside the API server) and the real
+`crossplane` CLI (crank) on the PATH, against a control plane that has Crossplane, the fake
+clouds and the provider runtimes and nothing else: no function, no APIs, no credentials. The
+only edits are the README's own placeholders, each replaced by the suite's value: the registry
+(the suite's, at 127.0.0.1), the CoreWeave org token (the fake cloud's) and the Civo API key.
+
+While the commands run, the suite plays the package runtime for what they install (the
+providers' and the function's revisions, the function served from the working tree), and a proxy
+stands in for the internet for the one public host the packaged Civo Composition reaches:
+https://kubernetes.github.io/autoscaler, the cluster-autoscaler chart (harness/e2e/proxy.py).
+Asserted: every block succeeds, both API-reference XRs are Ready through the Configurations'
+Compositions, `status.secrets` names the kubeconfig Secret that the last command prints, and the
+autoscaler chart came from the public repository's stand-in.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.e2e import kinds
+from harness.e2e.binaries import REPO
+from harness.e2e.engine import Engine
+from harness.e2e.packages import (
+    CLOUDS,
+    brought_by_configurations,
+    configuration_file,
+    function_file,
+    report_package_runtimes,
+    serve_providers,
+)
+from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
+from harness.e2e.suite import SHARED_CRDS, Suite
+from harness.readme import README, SECTIONS, filled, sh_blocks
+
+# The API reference's examples, as the README applies them.
+XRS = (
+    (kinds.COREWEAVE_CLUSTER_XR, "inference-us-east-04"),
+    (kinds.CIVO_CLUSTER_XR, "inference-nyc1"),
+)
+XR_NAMESPACE = "platform"
+# What the commands may take: pushing three packages, installing seven, bringing two clusters up.
+SESSION_SECONDS = 2 * CONVERGE_SECONDS
+# The line the test has the shell print after each block.
+BLOCK_DONE = "@@ block done at"
+
+
+def tools(suite: Suite, home: Path) -> dict[str, str]:
+    """The environment the commands run in: kubectl and `crossplane` (crank is that CLI) on the
+    PATH, the control plane's admin kubeconfig."""
+    bin_dir = home / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name, binary in (
+        ("kubectl", suite.plane.binaries.kubectl),
+        ("crossplane", suite.plane.binaries.crank),
+    ):
+        (bin_dir / name).unlink(missing_ok=True)
+        (bin_dir / name).symlink_to(binary)
+    return {
+        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": str(home),
+        "KUBECONFIG": str(suite.plane.admin_kubeconfig),
+        "LANG": "C.UTF-8",
+    }
+
+
+def session(blocks: list[str]) -> str:
+    """The blocks as one shell session, as a user pastes them into one terminal (a variable set
+    in one is used in the next), each followed by a line saying when it finished."""
+    # The bare echo ends a last line printed without a newline (kubectl's jsonpath output).
+    return "".join(f'{block}\necho\necho "{BLOCK_DONE} $(date +%s.%N)"\n' for block in blocks)
+
+
+def run(suite: Suite, script: str, env: dict[str, str], brought: set[str]) -> str:
+    """Runs the script with bash (-e: a failed command fails it), playing the package runtime
+    for what it installs meanwhile; its output."""
+    process = subprocess.Popen(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + SESSION_SECONDS
+    while process.poll() is None:
+        if time.monotonic() > deadline:
+            process.kill()
+            break
+        report_package_runtimes(suite.plane, brought, suite.runtime.endpoint)
+        time.sleep(1)
+    output = process.communicate()[0]
+    assert process.returncode == 0, (
+        f"the README's commands failed ({process.returncode}):\n{output}"
+    )
+    return output
+
+
+def test_the_readme_installs_and_brings_up_a_cluster_of_each_kind(
+    fresh_suite: Suite, engine: Engine, summary: list[str], tmp_path: Path
+) -> None:
+    suite = fresh_suite
+    for cloud in CLOUDS:
+        if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
+            pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
+    # What the public registries serve: the providers' packages (the README has users push
+    # only this project's).
+    serve_providers(suite.plane, SHARED_CRDS)
+    # The function process a runtime would start once its revision exists; the revision is
+    # pointed at it as it appears.
+    suite.runtime.start_serving()
+    env = tools(suite, tmp_path)
+    registry = f"127.0.0.1:{suite.plane.registry_port}/modelplane"
+    brought = brought_by_configurations(REPO)
+    blocks = [
+        filled(block, registry, suite.plane.org_token)
+        for section in SECTIONS
+        for block in sh_blocks(README.read_text(), section)
+    ]
+    started = time.time()
+    output = run(suite, session(blocks), env, brought)
+    finished = [
+        float(line.split()[-1]) for line in output.splitlines() if line.startswith(BLOCK_DONE)
+    ]
+    assert len(finished) == len(blocks), output
+    took = [b - a for a, b in zip([started, *finished], finished, strict=False)]
+    # What the last command printed: status.secrets.
+    last = [line for line in output.splitlines() if line.strip()][-2]
+
+    api = suite.plane.api
+    for kind, name in XRS:
+        xr = wait_ready(api, kind, name, XR_NAMESPACE)
+        composition = (xr["spec"]["crossplane"].get("compositionRevisionRef") or {}).get("name")
+        revision = api.get(kinds.COMPOSITION_REVISION, composition or "") or {}
+        assert [s["functionRef"]["name"] for s in revision["spec"]["pipeline"]] == [
+            "modelplane-function-inference-clusters"
+        ], f"{name} is not composed through a Configuration's Composition"
+    coreweave = api.get(kinds.COREWEAVE_CLUSTER_XR, XRS[0][1], XR_NAMESPACE) or {}
+    # The last command prints status.secrets: the kubeconfig Secret, which exists.
+    [secret] = coreweave["status"]["secrets"]
+    assert json.loads(last) == [secret], output
+    assert api.get(kinds.SECRET, secret["name"], XR_NAMESPACE) is not None
+    # The Civo Composition installs the autoscaler chart from its public repository.
+    assert any(f.endswith(".tgz") for f in suite.public_charts.fetched), suite.public_charts.fetched
+    summary.append(
+        f"README on {engine.label}: {len(took)} blocks ran as written, taking "
+        + ", ".join(f"{t:.0f} s" for t in took)
+        + " (push, install until Healthy, credentials, first clusters until Ready)"
+    )
