@@ -11,9 +11,10 @@ and its spec, and both XRs must be Ready again, composed through the Configurati
 Composition. Then the Function installed by hand is deleted, as docs/install.md says, and
 nothing changes.
 
-The CivoCluster has no autoscaled pool: the packaged Composition installs the cluster-autoscaler
-chart from its public repository, which the suite cannot reach (docs/install.md says what a
-user mirroring the chart does).
+The CivoCluster has no autoscaled pool: the suite's hand-installed Composition takes the
+cluster-autoscaler chart from a mirror, the packaged one from the public repository, so an
+autoscaled pool's Release would change its chart source, as it would for a user who mirrors the
+chart (docs/install.md says what such a user does). With the default repository nothing changes.
 """
 
 from __future__ import annotations
