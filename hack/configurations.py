@@ -25,13 +25,13 @@ from typing import Any
 
 import yaml
 
+from harness.package_names import dependency_name
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGURATIONS = ROOT / "configurations"
 # The name users who install by hand give the Function (examples/function.yaml); the
 # Compositions in apis/ call it so.
 HAND_INSTALLED_FUNCTION = "function-inference-clusters"
-# A DNS label is at most 63 characters; ToDNSLabel stops at index 62.
-_DNS_LABEL_LAST = 62
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,26 +55,6 @@ CLOUDS = (
     ),
     Cloud("civo", ROOT / "apis" / "civoclusters", ("civo", "civo-api-reference")),
 )
-
-
-def dependency_name(package: str) -> str:
-    """The name Crossplane's package manager gives a package it installs as a dependency: its
-    repository path without the registry, as a DNS label (resolver.NewPackage,
-    xpkg.ToDNSLabel of crossplane-runtime v2.4.0; the same in Crossplane v2.1.0 and v2.3.4)."""
-    first, _, rest = package.partition("/")
-    # go-containerregistry reads the first component as a registry only if it looks like one.
-    repository = (
-        rest if rest and ("." in first or ":" in first or first == "localhost") else package
-    )
-    kept: list[str] = []
-    for index, char in enumerate(repository):
-        if "a" <= char <= "z" or "0" <= char <= "9":
-            kept.append(char)
-        if char in "./:-" and index not in (0, _DNS_LABEL_LAST, len(repository) - 1):
-            kept.append("-")
-        if index == _DNS_LABEL_LAST:
-            break
-    return "".join(kept).strip("-")
 
 
 def load(path: Path) -> dict[str, Any]:

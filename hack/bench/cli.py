@@ -20,7 +20,7 @@ from pathlib import Path
 from crossplane.function import logging as fnlogging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from hack.bench import measure, profiling, report, scenarios
+from hack.bench import docs, measure, profiling, report, scenarios
 from hack.bench.scenarios import NOISY, SHAPES, Scenario, check_response, next_n
 from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper
 from hack.bench.servers import (
@@ -254,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         report.RESULTS.write_text(result.markdown())
         print(f"\nwrote {report.RESULTS.relative_to(report.ROOT)} ({result.duration_s:.0f} s)")
+        # The docs quote these results: their figures follow every run.
+        docs.main([])
+        print("rewrote the bench figures in docs/performance.md and docs/operations.md")
     for failure in failures:
         print(f"bench: {failure}", file=sys.stderr)
     return 1 if failures else 0

@@ -22,10 +22,10 @@ from typing import Any
 
 import yaml
 
-from hack.configurations import CONFIGURATIONS, dependency_name
+from harness.package_names import dependency_name
 
 from . import kinds
-from .binaries import versions
+from .binaries import REPO, versions
 from .controlplane import ControlPlane
 from .kube import Kind, is_true, wait_for
 from .runtime import report_runtime_status, runtime_healthy, write_tls_secret
@@ -188,6 +188,8 @@ def report_runtime(
     return False
 
 
+# configurations/<cloud>/: each Configuration package's metadata (hack/configurations.py).
+CONFIGURATIONS = REPO / "configurations"
 # The label naming the package a revision belongs to.
 PARENT_PACKAGE = "pkg.crossplane.io/package"
 # What the suite applies of examples/configurations.yaml, by kind (its ImageConfig names a

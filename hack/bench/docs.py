@@ -1,0 +1,326 @@
+"""The figures the docs quote from the benchmark, rendered from bench/results.md.
+
+docs/performance.md's summary table and docs/operations.md's sizing are blocks between
+`<!-- bench:NAME -->` and `<!-- /bench:NAME -->` markers, written here from the committed
+results; `make bench` rewrites them after each run, and tests/test_bench_docs.py fails when a
+block differs from what the committed results give. So no figure in those blocks is copied by
+hand, and none outlives the run it came from.
+
+    .venv/bin/python -m hack.bench.docs           # rewrite the blocks from bench/results.md
+    .venv/bin/python -m hack.bench.docs --check   # exit 1 if a block is stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = ROOT / "bench" / "results.md"
+PERFORMANCE = ROOT / "docs" / "performance.md"
+OPERATIONS = ROOT / "docs" / "operations.md"
+# The request shapes, as the bench labels them, in the order the docs list them.
+SHAPES = (
+    ("CoreWeaveCluster", "with metadata noise"),
+    ("CoreWeaveCluster", "bare"),
+    ("CivoCluster", "with metadata noise"),
+    ("CivoCluster", "bare"),
+)
+NOISY = "with metadata noise"
+# Crossplane's poll: a converged XR is reconciled about once a minute (docs/operations.md).
+RECONCILES_PER_MINUTE = 1
+# Half a replica's capacity is planned for: headroom for change-driven reconciles, rollouts and
+# a lost replica.
+PLANNED_SHARE = 0.5
+# The docs' multiplication sign and en dash (as escapes: ruff flags the characters in code).
+TIMES = "\u00d7"
+DASH = "\u2013"
+# A replica is one Python process: one core at most.
+MICROSECONDS_PER_CORE_SECOND = 1_000_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    heading: str
+    rows: list[dict[str, str]]
+
+
+def tables(markdown: str) -> list[Table]:
+    """Every table of the results, each with the `###` heading above it, rows by column name."""
+    found: list[Table] = []
+    heading = ""
+    lines = markdown.splitlines()
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+        if line.startswith("|") and index + 1 < len(lines) and set(lines[index + 1]) <= set("|-: "):
+            header = _cells(line)
+            rows = []
+            index += 2
+            while index < len(lines) and lines[index].startswith("|"):
+                rows.append(dict(zip(header, _cells(lines[index]), strict=True)))
+                index += 1
+            found.append(Table(heading, rows))
+            continue
+        index += 1
+    return found
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _table(all_tables: list[Table], heading_start: str) -> Table:
+    matching = [t for t in all_tables if t.heading.startswith(heading_start)]
+    if not matching:
+        raise ValueError(
+            f"bench/results.md has no table under a heading starting {heading_start!r}"
+        )
+    return matching[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class Figures:
+    """What the docs quote, read from one bench/results.md."""
+
+    date: str
+    # Serial: (kind, shape) -> fleet -> function p50 / no-op p50.
+    serial_ratio: dict[tuple[str, str], dict[int, str]]
+    # (kind, shape) -> function server CPU µs per call, serial, at the largest fleet.
+    serial_cpu: dict[tuple[str, str], int]
+    # (kind, shape) -> (calls per reconcile before v2.4, on v2.4, function CPU µs per reconcile
+    # on v2.4).
+    reconciles: dict[tuple[str, str], tuple[str, str, int]]
+    # Concurrent: the callers, the fleet, and (kind, shape) -> server -> row.
+    callers: int
+    concurrent_fleet: int
+    concurrent: dict[tuple[str, str], dict[str, dict[str, str]]]
+    # (kind, shape) -> "22 objects, 175.8 KiB".
+    requests: dict[tuple[str, str], tuple[int, str]]
+    peak_rss_mb: str
+    peak_rss_fleet: int
+
+
+def parse(markdown: str) -> Figures:
+    date = re.search(r"^- Date: (\d{4}-\d{2}-\d{2})", markdown, flags=re.M)
+    if date is None:
+        raise ValueError("bench/results.md has no '- Date:' line")
+    all_tables = tables(markdown)
+    serial = _table(all_tables, "Serial latency by fleet size")
+    serial_ratio: dict[tuple[str, str], dict[int, str]] = {}
+    serial_cpu: dict[tuple[str, str], int] = {}
+    for row in serial.rows:
+        shape = (row["XR"], row["request shape"])
+        fleet = int(row["fleet"])
+        serial_ratio.setdefault(shape, {})[fleet] = row["x no-op p50 / p99"].split("/")[0].strip()
+        if fleet == max(serial_ratio[shape]):
+            serial_cpu[shape] = int(row["server CPU µs/call fn / no-op / replay"].split("/")[0])
+    loops = _table(all_tables, "Whole converged reconciles")
+    reconciles = {}
+    for kind, shape in SHAPES:
+        label = f"{kind} ({shape})"
+        by_engine = {
+            r["XR"].removeprefix(f"{label}, "): r for r in loops.rows if r["XR"].startswith(label)
+        }
+        older, newer = by_engine["Crossplane v2.1-v2.3"], by_engine["Crossplane v2.4"]
+        reconciles[(kind, shape)] = (
+            _calls(older["calls per reconcile (mean)"]),
+            _calls(newer["calls per reconcile (mean)"]),
+            int(newer["function CPU µs per reconcile"]),
+        )
+    concurrent_tables = [t for t in all_tables if re.match(r"\d+ concurrent callers", t.heading)]
+    if not concurrent_tables:
+        raise ValueError("bench/results.md has no concurrent-callers table")
+    # The most callers measured: the closest to Crossplane's many reconcile workers.
+    loaded = max(concurrent_tables, key=lambda t: int(t.heading.split()[0]))
+    fleet = re.search(r"fleet of (\d+)", loaded.heading)
+    concurrent: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    for row in loaded.rows:
+        kind, _, shape = row["XR"].partition(" (")
+        concurrent.setdefault((kind, shape.rstrip(")")), {})[row["server"]] = row
+    requests = {}
+    for match in re.finditer(
+        r"^- (\w+) \(([^)]+)\): \d+ pools, (\d+) desired resources, request ([\d.]+ KiB)",
+        markdown,
+        flags=re.M,
+    ):
+        requests[(match.group(1), match.group(2))] = (int(match.group(3)), match.group(4))
+    memory = _table(all_tables, "Memory by fleet size")
+    largest = max(memory.rows, key=lambda r: int(r["after fleet"]))
+    return Figures(
+        date=date.group(1),
+        serial_ratio=serial_ratio,
+        serial_cpu=serial_cpu,
+        reconciles=reconciles,
+        callers=int(loaded.heading.split()[0]),
+        concurrent_fleet=int(fleet.group(1)) if fleet else 0,
+        concurrent=concurrent,
+        requests=requests,
+        peak_rss_mb=largest["function MB: peak / now"].split("/")[0].strip(),
+        peak_rss_fleet=int(largest["after fleet"]),
+    )
+
+
+def _calls(mean: str) -> str:
+    """A mean number of calls per reconcile, as the docs write it: 2, or 1.5."""
+    return f"{float(mean):g}"
+
+
+def _thousands(value: float) -> str:
+    """A count of XRs, rounded to the hundred, grouped as the docs write numbers: 11 700."""
+    return f"{round(value, -2):,.0f}".replace(",", " ")
+
+
+def performance_table(figures: Figures) -> str:
+    fleets = sorted(next(iter(figures.serial_ratio.values())))
+    lines = [
+        f"| converged 8-pool XR | p50 vs no-op floor at {' / '.join(map(str, fleets))} XRs "
+        "| calls per reconcile: before v2.4 / v2.4 | function CPU per reconcile on v2.4 "
+        f"| {figures.callers} callers, {figures.concurrent_fleet} XRs: calls/s, p99, "
+        "server CPU per call (x no-op floor) |",
+        "|---|---|---|---|---|",
+    ]
+    for shape in SHAPES:
+        kind, label = shape
+        objects, size = figures.requests[shape]
+        ratios = " / ".join(figures.serial_ratio[shape][f] for f in fleets)
+        older, newer, cpu = figures.reconciles[shape]
+        loaded = figures.concurrent.get(shape)
+        under_load = ""
+        if loaded:
+            function, floor = loaded["function"], loaded["no-op floor"]
+            cost = int(function["server CPU µs/call"]) / int(floor["server CPU µs/call"])
+            under_load = (
+                f"{function['calls/s']} calls/s, p99 {float(function['p99 ms']):.0f} ms, "
+                f"{int(function['server CPU µs/call']) / 1000:.1f} ms ({cost:.1f}{TIMES})"
+            )
+        name = f"{kind}, bare" if label == "bare" else f"{kind}, with noise"
+        lines.append(
+            f"| {name} ({size}, {objects} objects) | {ratios}{TIMES} | {older} / {newer} "
+            f"| {cpu / 1000:.1f} ms | {under_load or DASH} |"
+        )
+    lines.append("")
+    lines.append(
+        f"From [`bench/results.md`](../bench/results.md) of {figures.date}. Peak RSS after "
+        f"{figures.peak_rss_fleet} XRs of each kind: {figures.peak_rss_mb} MB."
+    )
+    return "\n".join(lines)
+
+
+def _wrapped(paragraph: str, bullet: bool = False) -> str:
+    """Wrapped at the docs' 100 columns; a bullet's further lines indented under its text."""
+    return textwrap.fill(
+        paragraph.removeprefix("- "),
+        width=100,
+        initial_indent="- " if bullet else "",
+        subsequent_indent="  " if bullet else "",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def concurrency_sentence(figures: Figures) -> str:
+    shape = ("CoreWeaveCluster", NOISY)
+    loaded = figures.concurrent[shape]
+    function = int(loaded["function"]["server CPU µs/call"])
+    floor = int(loaded["no-op floor"]["server CPU µs/call"])
+    serial = figures.serial_cpu[shape]
+    return _wrapped(
+        f"Under {figures.callers} concurrent callers a noisy CoreWeave call cost the function "
+        f"{function / 1000:.1f} ms of server CPU, {function / floor:.1f} times the no-op "
+        f"floor's ({floor / 1000:.1f} ms) and {function / serial:.1f} times its own serial CPU "
+        f"({serial / 1000:.1f} ms) ([`bench/results.md`](../bench/results.md), {figures.date}); "
+        "[the sizing](operations.md#sizing) uses the concurrent figures."
+    )
+
+
+def sizing(figures: Figures) -> str:
+    coreweave = figures.concurrent[("CoreWeaveCluster", NOISY)]["function"]
+    civo = figures.concurrent[("CivoCluster", NOISY)]["function"]
+    cw_cpu, civo_cpu = int(coreweave["server CPU µs/call"]), int(civo["server CPU µs/call"])
+    cw_capacity = MICROSECONDS_PER_CORE_SECOND / cw_cpu
+    civo_capacity = MICROSECONDS_PER_CORE_SECOND / civo_cpu
+    cw_older, cw_newer, _ = figures.reconciles[("CoreWeaveCluster", NOISY)]
+    _, civo_newer, _ = figures.reconciles[("CivoCluster", NOISY)]
+    per_minute = 60 * RECONCILES_PER_MINUTE
+
+    def fleet(capacity: float, calls: str) -> str:
+        return _thousands(capacity * per_minute / float(calls) * PLANNED_SHARE)
+
+    bullets = [
+        "- **One replica** is one Python process composing on one core. Under "
+        f"{figures.callers} concurrent callers over a fleet of {figures.concurrent_fleet} "
+        f"XRs, a converged call cost it {cw_cpu} µs of CPU (CoreWeave, with noise) and "
+        f"{civo_cpu} µs (Civo) on the bench machine "
+        f"([`bench/results.md`](../bench/results.md), {figures.date}): one core answers at "
+        f"most {cw_capacity:.0f} and {civo_capacity:.0f} calls/s. (The bench measured "
+        f"{coreweave['calls/s']} and {civo['calls/s']} calls/s: its callers share the "
+        "machine's two cores.)",
+        "- **Per XR**: Crossplane reconciles a converged XR about once a minute "
+        "(`--poll-interval` defaults to 1m; with realtime compositions, on by default since "
+        "v2.1, the XR is requeued after the pipeline's TTL, 60 s here, with ±10 % jitter), "
+        "plus a reconcile whenever a composed resource changes. A converged "
+        f"CoreWeaveCluster costs {cw_older} calls per reconcile before v2.4 and {cw_newer} "
+        f"on v2.4; a CivoCluster {civo_newer} (see [Supported versions](versions.md)).",
+        f"- **So** one replica at half its capacity (headroom for change-driven reconciles, "
+        f"rollouts and a lost replica) serves about {cw_capacity:.0f} {TIMES} 60 / {cw_newer} {TIMES} 0.5 "
+        f"≈ {fleet(cw_capacity, cw_newer)} CoreWeaveClusters on v2.4 ({cw_capacity:.0f} {TIMES} 60 "
+        f"/ {cw_older} {TIMES} 0.5 ≈ {fleet(cw_capacity, cw_older)} on v2.1{DASH}v2.3) or "
+        f"{civo_capacity:.0f} {TIMES} 60 / {civo_newer} {TIMES} 0.5 ≈ {fleet(civo_capacity, civo_newer)} "
+        "CivoClusters. Two replicas are for availability; add one per that many XRs. On "
+        "your own nodes, run `make bench` there (`bench/README.md`) and read the same "
+        "figures, or scale these by the no-op floor's CPU per call, which calibrates a "
+        "machine.",
+    ]
+    return "\n".join(_wrapped(b, bullet=True) for b in bullets)
+
+
+# Each generated block: the file it is in, and how it is rendered.
+BLOCKS = {
+    "performance-table": (PERFORMANCE, performance_table),
+    "concurrency": (PERFORMANCE, concurrency_sentence),
+    "sizing": (OPERATIONS, sizing),
+}
+
+
+def replaced(text: str, name: str, body: str) -> str:
+    begin, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    pattern = re.compile(re.escape(begin) + r"\n(?:.*?\n)?" + re.escape(end), flags=re.S)
+    if not pattern.search(text):
+        raise ValueError(f"no {begin} ... {end} block")
+    return pattern.sub(lambda _: f"{begin}\n{body}\n{end}", text)
+
+
+def rendered(results: str) -> dict[Path, str]:
+    """Each doc with its blocks rewritten from these results."""
+    figures = parse(results)
+    docs: dict[Path, str] = {}
+    for name, (path, render) in BLOCKS.items():
+        docs[path] = replaced(docs.get(path, path.read_text()), name, render(figures))
+    return docs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a block is stale")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, text in rendered(RESULTS.read_text()).items():
+        if path.read_text() != text:
+            stale.append(path.relative_to(ROOT).as_posix())
+            if not args.check:
+                path.write_text(text)
+    if args.check and stale:
+        print(f"stale bench figures in {', '.join(stale)}: run python -m hack.bench.docs")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

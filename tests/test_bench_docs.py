@@ -1,0 +1,166 @@
+"""The docs' bench figures (hack/bench/docs.py): rendered from bench/results.md, never by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from hack.bench import docs
+
+# A results file as `make bench` writes it, cut to what the docs read: two fleet sizes, one
+# concurrent table; every other figure realistic.
+RESULTS = """# Benchmark results
+
+- Date: 2026-12-03 10:00 UTC
+- Machine: AMD EPYC, 2 cores
+
+## Results
+
+### Serial latency by fleet size (client-side, gRPC unary over loopback)
+
+| XR               | request shape       | fleet | fn p50 ms | x no-op p50 / p99 | server CPU µs/call fn / no-op / replay | errors |
+|------------------|---------------------|-------|-----------|-------------------|----------------------------------------|--------|
+| CoreWeaveCluster | with metadata noise | 1     | 4.8       | 1.26 / 1.05       | 4475 / 3550 / 3688                     | 0      |
+| CoreWeaveCluster | bare                | 1     | 2.6       | 1.45 / 1.29       | 2350 / 1562 / 1737                     | 0      |
+| CivoCluster      | with metadata noise | 1     | 3.1       | 1.32 / 1.29       | 2862 / 2075 / 2138                     | 0      |
+| CivoCluster      | bare                | 1     | 2.7       | 1.37 / 1.18       | 2450 / 1738 / 1788                     | 0      |
+| CoreWeaveCluster | with metadata noise | 1024  | 4.2       | 1.09 / 0.99       | 3818 / 3564 / 3691                     | 0      |
+| CoreWeaveCluster | bare                | 1024  | 2.6       | 1.48 / 1.41       | 2334 / 1543 / 1660                     | 0      |
+| CivoCluster      | with metadata noise | 1024  | 2.8       | 1.34 / 1.02       | 2529 / 1865 / 1895                     | 0      |
+| CivoCluster      | bare                | 1024  | 2.2       | 1.40 / 1.20       | 2000 / 1400 / 1450                     | 0      |
+
+### Memory by fleet size (VmHWM / VmRSS, read after each fleet size)
+
+| after fleet | function MB: peak / now | no-op floor MB: peak / now |
+|-------------|-------------------------|----------------------------|
+| 1           | 59.6 / 58.3             | 49.4 / 48.1                |
+| 1024        | 79.2 / 76.2             | 57.1 / 48.9                |
+
+### Whole converged reconciles through the requirements loop (fleet of 1024)
+
+| XR                                                           | calls per reconcile (mean) | function CPU µs per reconcile |
+|--------------------------------------------------------------|----------------------------|-------------------------------|
+| CoreWeaveCluster (with metadata noise), Crossplane v2.1-v2.3 | 2.00                       | 6367                          |
+| CoreWeaveCluster (with metadata noise), Crossplane v2.4      | 1.00                       | 3500                          |
+| CoreWeaveCluster (bare), Crossplane v2.1-v2.3                | 2.00                       | 4100                          |
+| CoreWeaveCluster (bare), Crossplane v2.4                     | 1.00                       | 2267                          |
+| CivoCluster (with metadata noise), Crossplane v2.1-v2.3      | 1.00                       | 2333                          |
+| CivoCluster (with metadata noise), Crossplane v2.4           | 1.00                       | 2200                          |
+| CivoCluster (bare), Crossplane v2.1-v2.3                     | 1.00                       | 1900                          |
+| CivoCluster (bare), Crossplane v2.4                          | 1.00                       | 1933                          |
+
+### 8 concurrent callers (fleet of 1024, 3 s per server per XR, in 3 alternating slices)
+
+| XR                                     | server      | calls/s | errors | p50 ms | p99 ms | server CPU µs/call | calls |
+|----------------------------------------|-------------|---------|--------|--------|--------|--------------------|-------|
+| CoreWeaveCluster (with metadata noise) | function    | 300     | 0      | 20.00  | 41.50  | 3200               | 900   |
+| CoreWeaveCluster (with metadata noise) | no-op floor | 311     | 0      | 24.82  | 37.04  | 3082               | 954   |
+| CivoCluster (with metadata noise)      | function    | 600     | 0      | 9.00   | 20.40  | 1500               | 1800  |
+| CivoCluster (with metadata noise)      | no-op floor | 724     | 0      | 9.95   | 21.19  | 1269               | 2207  |
+
+### Requests
+
+- CoreWeaveCluster (with metadata noise): 8 pools, 22 desired resources, request 175.8 KiB
+- CoreWeaveCluster (bare): 8 pools, 22 desired resources, request 42.2 KiB
+- CivoCluster (with metadata noise): 8 pools, 14 desired resources, request 66.3 KiB
+- CivoCluster (bare): 8 pools, 14 desired resources, request 19.3 KiB
+"""
+
+
+def prose(markdown: str) -> str:
+    """The text as one line, whatever its wrapping; each wrapped line within the docs' 100
+    columns."""
+    assert all(len(line) <= 100 for line in markdown.splitlines()), markdown
+    return " ".join(markdown.split())
+
+
+def test_the_sizing_rests_on_the_concurrent_cpu_per_call() -> None:
+    sizing = docs.sizing(docs.parse(RESULTS))
+    assert [line[:2] for line in sizing.splitlines()].count("- ") == 3
+    # 1e6 / 3200 µs = 312 calls/s per core; x 60 / 1 call x 0.5 = 9 375, to the hundred.
+    assert prose(sizing) == (
+        "- **One replica** is one Python process composing on one core. Under 8 concurrent "
+        "callers over a fleet of 1024 XRs, a converged call cost it 3200 µs of CPU (CoreWeave, "
+        "with noise) and 1500 µs (Civo) on the bench machine "
+        "([`bench/results.md`](../bench/results.md), 2026-12-03): one core answers at most 312 "
+        "and 667 calls/s. (The bench measured 300 and 600 calls/s: its callers share the "
+        "machine's two cores.) "
+        "- **Per XR**: Crossplane reconciles a converged XR about once a minute "
+        "(`--poll-interval` defaults to 1m; with realtime compositions, on by default since v2.1, "
+        "the XR is requeued after the pipeline's TTL, 60 s here, with ±10 % jitter), plus a "
+        "reconcile whenever a composed resource changes. A converged CoreWeaveCluster costs 2 "
+        "calls per reconcile before v2.4 and 1 on v2.4; a CivoCluster 1 (see [Supported "
+        "versions](versions.md)). "
+        "- **So** one replica at half its capacity (headroom for change-driven reconciles, "
+        "rollouts and a lost replica) serves about 312 \u00d7 60 / 1 \u00d7 0.5 \u2248 9 400 "
+        "CoreWeaveClusters on v2.4 (312 \u00d7 60 / 2 \u00d7 0.5 \u2248 4 700 on "
+        "v2.1\u2013v2.3) or 667 \u00d7 60 / 1 \u00d7 0.5 \u2248 20 000 CivoClusters. Two "
+        "replicas are for availability; add one per that many XRs. On your own nodes, run "
+        "`make bench` there (`bench/README.md`) and read the same figures, or scale these by the "
+        "no-op floor's CPU per call, which calibrates a machine."
+    )
+
+
+def test_the_performance_table_has_a_row_per_shape() -> None:
+    assert docs.performance_table(docs.parse(RESULTS)).splitlines() == [
+        "| converged 8-pool XR | p50 vs no-op floor at 1 / 1024 XRs | calls per reconcile: "
+        "before v2.4 / v2.4 | function CPU per reconcile on v2.4 | 8 callers, 1024 XRs: calls/s, "
+        "p99, server CPU per call (x no-op floor) |",
+        "|---|---|---|---|---|",
+        "| CoreWeaveCluster, with noise (175.8 KiB, 22 objects) | 1.26 / 1.09\u00d7 | 2 / 1 "
+        "| 3.5 ms | 300 calls/s, p99 42 ms, 3.2 ms (1.0\u00d7) |",
+        "| CoreWeaveCluster, bare (42.2 KiB, 22 objects) | 1.45 / 1.48\u00d7 | 2 / 1 | 2.3 ms "
+        "| \u2013 |",
+        "| CivoCluster, with noise (66.3 KiB, 14 objects) | 1.32 / 1.34\u00d7 | 1 / 1 | 2.2 ms "
+        "| 600 calls/s, p99 20 ms, 1.5 ms (1.2\u00d7) |",
+        "| CivoCluster, bare (19.3 KiB, 14 objects) | 1.37 / 1.40\u00d7 | 1 / 1 | 1.9 ms "
+        "| \u2013 |",
+        "",
+        "From [`bench/results.md`](../bench/results.md) of 2026-12-03. Peak RSS after 1024 XRs "
+        "of each kind: 79.2 MB.",
+    ]
+
+
+def test_the_concurrency_sentence_compares_with_the_floor_and_serial_cost() -> None:
+    assert prose(docs.concurrency_sentence(docs.parse(RESULTS))) == (
+        "Under 8 concurrent callers a noisy CoreWeave call cost the function 3.2 ms of server "
+        "CPU, 1.0 times the no-op floor's (3.1 ms) and 0.8 times its own serial CPU (3.8 ms) "
+        "([`bench/results.md`](../bench/results.md), 2026-12-03); "
+        "[the sizing](operations.md#sizing) uses the concurrent figures."
+    )
+
+
+def test_the_docs_quote_the_committed_results() -> None:
+    """What `make bench` last wrote into the docs is what bench/results.md gives now: a figure
+    edited by hand, or results committed without their docs, fail here."""
+    stale = [
+        path.name
+        for path, text in docs.rendered(docs.RESULTS.read_text()).items()
+        if path.read_text() != text
+    ]
+    assert stale == [], "run `.venv/bin/python -m hack.bench.docs`"
+
+
+@pytest.mark.parametrize(
+    ("results", "message"),
+    [
+        (RESULTS.replace("- Date: ", "- When: "), "bench/results.md has no '- Date:' line"),
+        (
+            RESULTS.replace("### 8 concurrent callers", "### Concurrency"),
+            "bench/results.md has no concurrent-callers table",
+        ),
+        (
+            RESULTS.replace("### Memory by fleet size", "### Memory"),
+            "bench/results.md has no table under a heading starting 'Memory by fleet size'",
+        ),
+    ],
+)
+def test_results_without_what_the_docs_quote_are_refused(results: str, message: str) -> None:
+    with pytest.raises(ValueError) as error:
+        docs.parse(results)
+    assert str(error.value) == message
+
+
+def test_a_doc_without_its_block_is_refused() -> None:
+    with pytest.raises(ValueError) as error:
+        docs.replaced("# Sizing\n", "sizing", "figures")
+    assert str(error.value) == "no <!-- bench:sizing --> ... <!-- /bench:sizing --> block"
