@@ -73,6 +73,7 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
     assert shard_of("test_configuration", v2_3) == "crossplane-v2.3.4-rest"
     # It replaces the APIs every later test of its shard would use: a control plane of its own.
     assert shard_of("test_migration", primary) == "crossplane-v2.4.0-migration"
+    assert shard_of("test_rbac", primary) == shard_of("test_readme", primary)
     # What xdist's scheduler sees: node IDs only.
     assert shard_of_test(f"tests/e2e/test_faults.py::test_x[{primary.test_id}]", matrix) == (
         "crossplane-v2.4.0-faults"

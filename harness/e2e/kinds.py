@@ -6,6 +6,12 @@ from .kube import Kind
 
 NAMESPACE = Kind("v1", "Namespace", "namespaces", namespaced=False)
 SECRET = Kind("v1", "Secret", "secrets")
+CLUSTER_ROLE = Kind("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", namespaced=False)
+ROLE = Kind("rbac.authorization.k8s.io/v1", "Role", "roles")
+ROLE_BINDING = Kind("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings")
+SUBJECT_ACCESS_REVIEW = Kind(
+    "authorization.k8s.io/v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False
+)
 EVENT = Kind("v1", "Event", "events")
 DEPLOYMENT = Kind("apps/v1", "Deployment", "deployments")
 CRD = Kind(

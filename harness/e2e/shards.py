@@ -37,6 +37,9 @@ SHARDS: dict[str, str] = {
     "test_migration": "migration",
     # A fresh control plane, without the suite's hand-installed APIs.
     "test_readme": "readme",
+    # Crossplane's RBAC manager binds :8080, as provider-kubernetes does: before the README's
+    # suite starts, in the same worker.
+    "test_rbac": "readme",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).
