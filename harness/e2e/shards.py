@@ -34,12 +34,12 @@ SHARDS: dict[str, str] = {
     "test_cluster_autoscaler": "cluster-autoscaler",
     "test_autoscaled_pools": "pools-and-upgrade",
     "test_upgrade": "pools-and-upgrade",
-    "test_migration": "migration",
-    # A fresh control plane, without the suite's hand-installed APIs.
-    "test_readme": "readme",
-    # Crossplane's RBAC manager binds :8080, as provider-kubernetes does: before the README's
-    # suite starts, in the same worker.
-    "test_rbac": "readme",
+    # Installing the APIs as users do: each module on a control plane of its own, one after
+    # another in one worker (module-scoped; Crossplane's RBAC manager and provider-kubernetes
+    # both bind :8080, so never two at once).
+    "test_migration": "install",
+    "test_rbac": "install",
+    "test_readme": "install",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).

@@ -114,15 +114,29 @@ def suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
 @pytest.fixture(scope="module")
 def fresh_suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
     """The whole world without the function, the APIs or the credentials: for a test that
-    installs them as a user does, from nothing. It runs providers with fixed ports
-    (harness/e2e/shards.py), so it needs a worker without another suite: a shard of its own
-    under `make e2e`."""
+    installs them as a user does, from nothing."""
+    yield from _module_suite(request, engine, apis_by_hand=False)
+
+
+@pytest.fixture(scope="module")
+def own_suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
+    """The whole world as `suite` has it, for one module alone: for a test that changes what
+    every later test would rely on (the APIs' packaging)."""
+    yield from _module_suite(request, engine, apis_by_hand=True)
+
+
+def _module_suite(
+    request: pytest.FixtureRequest, engine: Engine, apis_by_hand: bool
+) -> Iterator[Suite]:
+    """A suite for one module. It runs providers with fixed ports (harness/e2e/shards.py), so it
+    needs a worker without another suite running: a shard of its own under `make e2e`."""
     if SUITE_KEY in request.config.stash:
         _cannot_run(
-            "e2e: a fresh control plane cannot start beside this worker's suite (provider "
+            "e2e: a control plane of its own cannot start beside this worker's suite (provider "
             "ports); run its module alone, or under `make e2e` as root (a shard of its own)"
         )
-    running = _started(request, engine, apis_by_hand=False, label=f"{engine.version}-fresh")
+    label = f"{engine.version}-{'own' if apis_by_hand else 'fresh'}"
+    running = _started(request, engine, apis_by_hand=apis_by_hand, label=label)
     yield next(running)
     next(running, None)
 

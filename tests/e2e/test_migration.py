@@ -64,7 +64,8 @@ def uid(suite: Suite, member: Member) -> str:
     return str(xr["metadata"]["uid"])
 
 
-def test_moving_live_xrs_to_the_configurations_recreates_nothing(suite: Suite) -> None:
+def test_moving_live_xrs_to_the_configurations_recreates_nothing(own_suite: Suite) -> None:
+    suite = own_suite
     plane, runtime = suite.plane, suite.runtime
     pair = Pair.of(suite, "migrate", civo_pools=CIVO_POOLS)
     pair.apply()

@@ -8,8 +8,8 @@ SubjectAccessReviews ask the API server (RBAC authorization) what each subject m
 
 The RBAC manager serves controller-runtime's metrics on :8080 with no flag to move them, where
 provider-kubernetes listens in every suite (harness/e2e/shards.py), so this runs on a control
-plane without providers (`bare_plane`), in the README's shard before its suite starts, on
-Crossplane v2.4.0 (the RBAC manager's roles are the same from v2.1 to v2.4).
+plane without providers (`bare_plane`), in the install shard between the others' control planes,
+on Crossplane v2.4.0 (the RBAC manager's roles are the same from v2.1 to v2.4).
 """
 
 from __future__ import annotations
