@@ -41,6 +41,10 @@ class Stage:
     end: float = float("inf")
 
 
+# How long stop() waits for the watch threads, all together.
+STOP_SECONDS = 5
+
+
 @dataclass
 class WatchLog:
     api: Kube
@@ -62,9 +66,13 @@ class WatchLog:
             self._threads.append(thread)
 
     def stop(self) -> None:
+        """Stops following. A thread blocked in a watch request sees the stop only when the
+        request returns; the threads are daemons, so all of them together get STOP_SECONDS, not
+        each (one at a time made every suite's teardown take most of a minute)."""
         self._stop.set()
+        deadline = time.monotonic() + STOP_SECONDS
         for thread in self._threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def write(self, path: Path) -> None:
         """Every recorded event, one per line, for reading after a run."""
