@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from hack import render as render_script
-from harness import readme
+from harness import doc_commands
 from harness.example_sets import example_set
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -294,11 +294,65 @@ def test_the_documented_validate_command_names_a_field_out_of_bounds(tmp_path: P
 def test_the_readme_commands_have_only_the_placeholders_the_e2e_fills() -> None:
     """tests/e2e/test_readme.py runs the README's install and first-cluster commands with its
     placeholders filled: each is there once, and no other is."""
-    markdown = readme.README.read_text()
-    scripts = "".join(b for s in readme.SECTIONS for b in readme.sh_blocks(markdown, s))
-    for placeholder in readme.PLACEHOLDERS:
+    markdown = doc_commands.README.read_text()
+    scripts = "".join(b for s in doc_commands.SECTIONS for b in doc_commands.sh_blocks(markdown, s))
+    for placeholder in doc_commands.PLACEHOLDERS:
         assert scripts.count(placeholder) == 1, placeholder
-    filled = readme.filled(scripts, "127.0.0.1:5000/modelplane", "CW-SECRET-e2e-0")
+    filled = doc_commands.filled(scripts, "127.0.0.1:5000/modelplane", "CW-SECRET-e2e-0")
     assert "REGISTRY=127.0.0.1:5000/modelplane   # your registry\n" in filled
     with pytest.raises(ValueError, match=r"\['<your key>'\]"):
-        readme.filled(scripts + "echo <your key>\n", "r", "t")
+        doc_commands.filled(scripts + "echo <your key>\n", "r", "t")
+
+
+COMMANDS_DOC = """# Title
+
+## Install
+
+1. Push:
+
+   ```sh
+   echo one
+   ```
+
+```yaml
+# a comment in a code block, not a heading
+kind: Example
+```
+
+```sh
+echo two
+```
+
+### Detail
+
+```sh
+echo three
+```
+
+## Next
+
+```sh
+echo four
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("section", "blocks"),
+    [
+        ("## Install", ["echo one\n", "echo two\n", "echo three\n"]),
+        ("### Detail", ["echo three\n"]),
+        ("## Next", ["echo four\n"]),
+    ],
+)
+def test_a_sections_commands_are_its_sh_blocks(section: str, blocks: list[str]) -> None:
+    assert doc_commands.sh_blocks(COMMANDS_DOC, section) == blocks
+
+
+def test_the_readme_sections_the_e2e_runs_have_their_commands() -> None:
+    """Install: push, install, credentials; the first clusters: one block applying both XRs."""
+    markdown = doc_commands.README.read_text()
+    install, first = (doc_commands.sh_blocks(markdown, s) for s in doc_commands.SECTIONS)
+    assert len(install) == 3
+    [clusters] = first
+    assert "kubectl apply -f examples/coreweave-api-reference/xr.yaml" in clusters

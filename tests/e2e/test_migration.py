@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import datetime
 import functools
+from pathlib import Path
 from typing import Any
 
+from harness.doc_commands import sh_blocks
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.kube import wait_for
@@ -31,7 +33,10 @@ from harness.e2e.pair import NAMESPACE, Member, Pair, differences
 from harness.e2e.runtime import FUNCTION_NAME, package_version
 from harness.e2e.stages import CONVERGE_SECONDS
 from harness.e2e.suite import SHARED_CRDS, Suite
+from harness.e2e.user_cli import run_as_user, user_environment
 
+# docs/install.md's steps for the move, whose commands run here as written.
+MIGRATION_STEPS = "### Moving from a hand install"
 # The name the Configurations' Compositions call the function by (hack/configurations.py).
 DEPENDENCY_FUNCTION = "modelplane-function-inference-clusters"
 # Fixed pools only (see the module docstring).
@@ -55,6 +60,21 @@ def composed_by(suite: Suite, member: Member) -> list[str]:
     return [s["functionRef"]["name"] for s in revision.get("spec", {}).get("pipeline", [])]
 
 
+def columns(output: str) -> tuple[dict[str, str], dict[str, str]]:
+    """What the docs' check prints: each Composition revision's functions, and each XR's
+    revision (the second column of each table, by the first)."""
+    tables: list[dict[str, str]] = []
+    for line in output.splitlines():
+        cells = line.split()
+        if cells[:1] == ["NAME"]:
+            tables.append({})
+        elif len(cells) == 2 and tables:
+            tables[-1][cells[0]] = cells[1]
+    # kubectl prints a header per kind it lists: the XR kinds' tables after the revisions'.
+    revisions, *xr_tables = tables
+    return revisions, {name: r for table in xr_tables for name, r in table.items()}
+
+
 def calls_only_the_dependency(suite: Suite, member: Member) -> bool:
     return composed_by(suite, member) == [DEPENDENCY_FUNCTION]
 
@@ -64,7 +84,9 @@ def uid(suite: Suite, member: Member) -> str:
     return str(xr["metadata"]["uid"])
 
 
-def test_moving_live_xrs_to_the_configurations_recreates_nothing(own_suite: Suite) -> None:
+def test_moving_live_xrs_to_the_configurations_recreates_nothing(
+    own_suite: Suite, tmp_path: Path
+) -> None:
     suite = own_suite
     plane, runtime = suite.plane, suite.runtime
     pair = Pair.of(suite, "migrate", civo_pools=CIVO_POOLS)
@@ -89,8 +111,16 @@ def test_moving_live_xrs_to_the_configurations_recreates_nothing(own_suite: Suit
     assert differences(before, after) == [], "moving to the Configurations"
     assert {m.name: uid(suite, m) for m in pair.members} == xrs
 
-    # The hand-installed Function is no longer called: deleting it changes nothing.
-    plane.api.delete(kinds.FUNCTION, FUNCTION_NAME)
+    # docs/install.md's steps 2 and 3, as written: the check shows every XR on a revision
+    # calling the function by its new name; then the hand-installed Function is deleted, which
+    # changes nothing.
+    check, delete = sh_blocks((REPO / "docs" / "install.md").read_text(), MIGRATION_STEPS)
+    env = user_environment(plane, tmp_path)
+    revisions, xr_revisions = columns(run_as_user(check, env))
+    assert {name: revisions[r] for name, r in xr_revisions.items()} == {
+        m.name: DEPENDENCY_FUNCTION for m in pair.members
+    }
+    run_as_user(delete, env)
     wait_for(
         f"Function {FUNCTION_NAME} gone",
         lambda: plane.api.get(kinds.FUNCTION, FUNCTION_NAME) is None,

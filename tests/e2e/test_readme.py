@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.doc_commands import README, SECTIONS, filled, sh_blocks
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.engine import Engine
@@ -38,7 +39,7 @@ from harness.e2e.packages import (
 )
 from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
 from harness.e2e.suite import SHARED_CRDS, Suite
-from harness.readme import README, SECTIONS, filled, sh_blocks
+from harness.e2e.user_cli import user_environment
 
 # The API reference's examples, as the README applies them.
 XRS = (
@@ -50,25 +51,6 @@ XR_NAMESPACE = "platform"
 SESSION_SECONDS = 2 * CONVERGE_SECONDS
 # The line the test has the shell print after each block.
 BLOCK_DONE = "@@ block done at"
-
-
-def tools(suite: Suite, home: Path) -> dict[str, str]:
-    """The environment the commands run in: kubectl and `crossplane` (crank is that CLI) on the
-    PATH, the control plane's admin kubeconfig."""
-    bin_dir = home / "bin"
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    for name, binary in (
-        ("kubectl", suite.plane.binaries.kubectl),
-        ("crossplane", suite.plane.binaries.crank),
-    ):
-        (bin_dir / name).unlink(missing_ok=True)
-        (bin_dir / name).symlink_to(binary)
-    return {
-        "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": str(home),
-        "KUBECONFIG": str(suite.plane.admin_kubeconfig),
-        "LANG": "C.UTF-8",
-    }
 
 
 def session(blocks: list[str]) -> str:
@@ -116,7 +98,7 @@ def test_the_readme_installs_and_brings_up_a_cluster_of_each_kind(
     # The function process a runtime would start once its revision exists; the revision is
     # pointed at it as it appears.
     suite.runtime.start_serving()
-    env = tools(suite, tmp_path)
+    env = user_environment(suite.plane, tmp_path)
     registry = f"127.0.0.1:{suite.plane.registry_port}/modelplane"
     brought = brought_by_configurations(REPO)
     blocks = [

@@ -1,5 +1,6 @@
-"""The README's commands, as tests/e2e/test_readme.py runs them: its `sh` blocks, and its
-placeholders filled with a test's values."""
+"""The commands the docs give users, as the e2e suite runs them: a section's `sh` blocks, and
+the README's placeholders filled with a test's values (tests/e2e/test_readme.py,
+tests/e2e/test_migration.py)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,22 @@ UNKNOWN_PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
 
 
 def sh_blocks(markdown: str, section: str) -> list[str]:
-    """The `sh` code blocks of one `## ` section, in order."""
-    start = markdown.index(f"{section}\n")
-    following = markdown.find("\n## ", start + len(section))
-    body = markdown[start : following if following != -1 else None]
+    """The `sh` code blocks of one section (its heading line, `## ...` or deeper), in order, up
+    to the next heading of its level or above outside a code block (a `# comment` in one is no
+    heading)."""
+    level = len(section) - len(section.lstrip("#"))
+    lines = markdown.splitlines(keepends=True)
+    start = lines.index(f"{section}\n")
+    body: list[str] = []
+    fenced = False
+    for line in lines[start + 1 :]:
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        elif not fenced and re.match(rf"#{{1,{level}}} ", line):
+            break
+        body.append(line)
     # A block inside a list item is indented as the item's text.
-    blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", body, flags=re.M | re.S)
+    blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", "".join(body), flags=re.M | re.S)
     return [
         "".join(line.removeprefix(indent) for line in block.splitlines(keepends=True))
         for indent, block in blocks
