@@ -452,6 +452,17 @@ class Report:
                 errors == 0,
             )
         )
+        memo = [c.stats[METERED].memo for c in self.concurrent if METERED in c.stats]
+        hits = sum(m[0] for m in memo if m is not None)
+        answered = sum(sum(m) for m in memo if m is not None)
+        goals.append(
+            (
+                "concurrent calls are a converged fleet's: the metered function's memo answers "
+                "every timed call (each XR was called once before, in its shape)",
+                f"{hits} of {answered} answered by the memo",
+                bool(memo) and None not in memo and hits == answered,
+            )
+        )
         for sc in self.scenarios:
             loads = [c for c in self.concurrent if c.scenario is sc]
             if not loads:
