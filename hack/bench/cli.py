@@ -152,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     noisy = [sc for sc in built if sc.shape == NOISY]
     cells: list[report.Cell] = []
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = {}
+    memory_loaded: dict[str, tuple[float, float]] = {}
     concurrent: list[report.Loaded] = []
     reconciles: dict[str, measure.Reconciles] = {}
     audit = Audit(SCRAPE_INTERVAL_S)  # replaced by the scraper's once the phases are done
@@ -217,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                             stats[name].bad += failed.bad
                         warmup = {s.name: measure.Stats() for s in servers}
                         concurrent.append(report.Loaded(sc, fleet, callers, stats, client))
-            memory_by_fleet[largest] = {r: started[r].memory() for r in MEASURED}
+            # Apart from the fleet's: 32 callers hold 32 requests in flight in every server.
+            memory_loaded = {r: started[r].memory() for r in MEASURED}
             audit = scraper.finish()
         finally:
             if scraper is not None:
@@ -248,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         fleets=fleets,
         cells=cells,
         memory_by_fleet=memory_by_fleet,
+        memory_loaded=memory_loaded,
         concurrent=concurrent,
         cold=cold,
         reconciles=reconciles,

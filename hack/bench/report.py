@@ -132,6 +132,7 @@ class Report:
     fleets: list[int]
     cells: list[Cell]
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]]
+    memory_loaded: dict[str, tuple[float, float]]  # after the concurrent phase
     concurrent: list[Loaded]
     cold: dict[str, list[float]]
     reconciles: dict[str, Reconciles]
@@ -183,10 +184,12 @@ class Report:
 
     def memory_table(self) -> str:
         rows = []
-        for fleet, memory in self.memory_by_fleet.items():
-            rows.append(
-                [str(fleet), *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
-            )
+        loaded = (f"then {self.args.concurrency} concurrent callers", self.memory_loaded)
+        for label, memory in [*((str(f), m) for f, m in self.memory_by_fleet.items()), loaded]:
+            if memory:
+                rows.append(
+                    [label, *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
+                )
         return table(
             ["after fleet", *(f"{LABELS[r]} MB: peak / now" for r in ROLES)],
             rows,
