@@ -22,7 +22,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench import docs, measure, profiling, report, scenarios
 from hack.bench.scenarios import NOISY, SHAPES, Scenario, check_response, next_n
-from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper
+from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper, scrape
 from hack.bench.servers import (
     CONTROL,
     MEASURED,
@@ -53,7 +53,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--reconciles", type=int, default=300, help="whole reconciles per kind and shape"
     )
-    parser.add_argument("--concurrency", type=int, default=8, help="concurrent callers")
+    parser.add_argument(
+        "--concurrency",
+        default="8,32",
+        help="concurrent callers: each number is measured in turn, comma-separated",
+    )
+    parser.add_argument(
+        "--concurrent-fleets",
+        default="32,1024",
+        help="fleet sizes the concurrent load runs over (at most the largest of --fleets)",
+    )
     parser.add_argument(
         "--duration", type=float, default=3.0, help="seconds of concurrent load per server per XR"
     )
@@ -76,10 +85,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     args.quick = args.quick or os.environ.get(QUICK_ENV, "") not in ("", "0")
     if args.quick:
-        args.fleets = "1,256"
+        args.fleets, args.concurrent_fleets = "1,256", "256"
         args.calls, args.warmup, args.reconciles = 200, 20, 50
         args.duration, args.rounds, args.cold_starts, args.inproc = 1.0, 1, 2, 200
     args.fleet_sizes = sorted({int(f) for f in args.fleets.split(",")})
+    args.callers = sorted({int(c) for c in args.concurrency.split(",")})
+    # Every member of a concurrent fleet is built: the serial phase's largest fleet bounds it.
+    args.concurrent_fleet_sizes = sorted(
+        {min(int(f), args.fleet_sizes[-1]) for f in args.concurrent_fleets.split(",")}
+    )
     return args
 
 
@@ -138,8 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     noisy = [sc for sc in built if sc.shape == NOISY]
     cells: list[report.Cell] = []
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = {}
-    concurrent: dict[str, dict[str, measure.Stats]] = {}
-    client_cpu: dict[str, float] = {}
+    memory_loaded: dict[str, tuple[float, float]] = {}
+    concurrent: list[report.Loaded] = []
     reconciles: dict[str, measure.Reconciles] = {}
     audit = Audit(SCRAPE_INTERVAL_S)  # replaced by the scraper's once the phases are done
     with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmpdir:
@@ -182,16 +196,30 @@ def main(argv: list[str] | None = None) -> int:
                     reconciles[f"{sc.label}, {loop}"] = measure.reconciles(
                         started["function"], sc, largest, args.reconciles, loop
                     )
-            for sc in noisy:
-                print(
-                    f"concurrent: {sc.label}, fleet of {largest}, {args.concurrency} callers, "
-                    f"{args.duration:g} s per server ...",
-                    flush=True,
-                )
-                concurrent[sc.label], client_cpu[sc.label] = measure.concurrent(
-                    servers, sc, largest, args.concurrency, args.duration, args.rounds
-                )
-            memory_by_fleet[largest] = {r: started[r].memory() for r in MEASURED}
+            # The metered function says how many of its loaded calls its memo answered: a
+            # converged fleet's calls all should be.
+            memo = {METERED: lambda: scrape(started[METERED], metrics_port).memo}
+            for fleet in args.concurrent_fleet_sizes:
+                for sc in built:
+                    print(
+                        f"concurrent: {sc.label}, fleet of {fleet}, "
+                        f"{' then '.join(str(c) for c in args.callers)} callers, "
+                        f"{args.duration:g} s per server, after one call per XR ...",
+                        flush=True,
+                    )
+                    warmup = {s.name: measure.Stats() for s in servers}
+                    measure.warm(servers, sc, fleet, warmup)
+                    for callers in args.callers:
+                        stats, client = measure.concurrent(
+                            servers, sc, fleet, callers, args.duration, args.rounds, memo=memo
+                        )
+                        for name, failed in warmup.items():  # counted once, in the first
+                            stats[name].errors += failed.errors
+                            stats[name].bad += failed.bad
+                        warmup = {s.name: measure.Stats() for s in servers}
+                        concurrent.append(report.Loaded(sc, fleet, callers, stats, client))
+            # Apart from the fleet's: 32 callers hold 32 requests in flight in every server.
+            memory_loaded = {r: started[r].memory() for r in MEASURED}
             audit = scraper.finish()
         finally:
             if scraper is not None:
@@ -222,9 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         fleets=fleets,
         cells=cells,
         memory_by_fleet=memory_by_fleet,
+        memory_loaded=memory_loaded,
         concurrent=concurrent,
-        concurrent_fleet=largest,
-        client_cpu=client_cpu,
         cold=cold,
         reconciles=reconciles,
         reconcile_fleet=largest,
@@ -240,10 +267,13 @@ def main(argv: list[str] | None = None) -> int:
                     f"{cell.scenario.label}, fleet {cell.fleet}: {record.errors} failed calls, "
                     f"{record.bad} FATAL or wrong responses from {role}"
                 )
-    for label, stats in concurrent.items():
-        for role, record in stats.items():
+    for loaded in concurrent:
+        for role, record in loaded.stats.items():
             if record.errors or record.bad:
-                failures.append(f"{label} concurrent: {record.errors + record.bad} bad from {role}")
+                failures.append(
+                    f"{loaded.scenario.label}, fleet {loaded.fleet}, {loaded.callers} callers: "
+                    f"{record.errors + record.bad} bad from {role}"
+                )
     # A miscount is a wrong answer too, from the metrics endpoint.
     failures.extend(f"{METERED} function's metrics: {problem}" for problem in audit.problems())
     print()

@@ -105,6 +105,8 @@ class Figures:
     requests: dict[tuple[str, str], tuple[int, str]]
     peak_rss_mb: str
     peak_rss_fleet: int
+    # The peak once the concurrent load ran (every request in flight held at once), if measured.
+    loaded_rss_mb: str | None
 
 
 def parse(markdown: str) -> Figures:
@@ -134,14 +136,15 @@ def parse(markdown: str) -> Figures:
             _calls(newer["calls per reconcile (mean)"]),
             int(newer["function CPU µs per reconcile"]),
         )
-    concurrent_tables = [t for t in all_tables if re.match(r"\d+ concurrent callers", t.heading)]
-    if not concurrent_tables:
-        raise ValueError("bench/results.md has no concurrent-callers table")
-    # The most callers measured: the closest to Crossplane's many reconcile workers.
-    loaded = max(concurrent_tables, key=lambda t: int(t.heading.split()[0]))
-    fleet = re.search(r"fleet of (\d+)", loaded.heading)
+    loaded = _table(all_tables, "Concurrent callers")
+    # The heaviest load measured: the largest fleet, the most callers (closest to Crossplane's
+    # many reconcile workers).
+    fleet = max(int(r["fleet"]) for r in loaded.rows)
+    callers = max(int(r["callers"]) for r in loaded.rows)
     concurrent: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
     for row in loaded.rows:
+        if (int(row["fleet"]), int(row["callers"])) != (fleet, callers):
+            continue
         kind, _, shape = row["XR"].partition(" (")
         concurrent.setdefault((kind, shape.rstrip(")")), {})[row["server"]] = row
     requests = {}
@@ -152,18 +155,25 @@ def parse(markdown: str) -> Figures:
     ):
         requests[(match.group(1), match.group(2))] = (int(match.group(3)), match.group(4))
     memory = _table(all_tables, "Memory by fleet size")
-    largest = max(memory.rows, key=lambda r: int(r["after fleet"]))
+    # Its rows after each fleet size; a row after the concurrent load is the load's, not the
+    # fleet's.
+    by_fleet = [r for r in memory.rows if r["after fleet"].isdigit()]
+    largest = max(by_fleet, key=lambda r: int(r["after fleet"]))
+    under_load = [r for r in memory.rows if "concurrent" in r["after fleet"]]
     return Figures(
         date=date.group(1),
         serial_ratio=serial_ratio,
         serial_cpu=serial_cpu,
         reconciles=reconciles,
-        callers=int(loaded.heading.split()[0]),
-        concurrent_fleet=int(fleet.group(1)) if fleet else 0,
+        callers=callers,
+        concurrent_fleet=fleet,
         concurrent=concurrent,
         requests=requests,
         peak_rss_mb=largest["function MB: peak / now"].split("/")[0].strip(),
         peak_rss_fleet=int(largest["after fleet"]),
+        loaded_rss_mb=(
+            under_load[0]["function MB: peak / now"].split("/")[0].strip() if under_load else None
+        ),
     )
 
 
@@ -206,9 +216,15 @@ def performance_table(figures: Figures) -> str:
             f"| {cpu / 1000:.1f} ms | {under_load or DASH} |"
         )
     lines.append("")
+    loaded = (
+        f", {figures.loaded_rss_mb} MB once the concurrent callers ran (every request in flight "
+        "held at once)"
+        if figures.loaded_rss_mb
+        else ""
+    )
     lines.append(
         f"From [`bench/results.md`](../bench/results.md) of {figures.date}. Peak RSS after "
-        f"{figures.peak_rss_fleet} XRs of each kind: {figures.peak_rss_mb} MB."
+        f"{figures.peak_rss_fleet} XRs of each kind: {figures.peak_rss_mb} MB{loaded}."
     )
     return "\n".join(lines)
 

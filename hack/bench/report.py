@@ -31,6 +31,10 @@ GOAL_RSS_MB = 90.0  # peak RSS of the function after the largest fleet
 GOAL_COLD_START_S = 1.0
 # Issue 20: serving metrics may move the function's p50 ratio to the no-op floor by this much.
 GOAL_METRICS_RATIO_DELTA = 0.03
+# Issue 31: a converged call's server CPU under concurrent callers, at most this many times the
+# no-op floor's in the same load, and this many times the function's own serial CPU per call.
+GOAL_CONCURRENT_CPU_RATIO = 1.3
+GOAL_CONCURRENT_SERIAL_RATIO = 1.2
 # What each requirements loop needs per converged reconcile. CoreWeave reads two objects (a
 # ProviderConfig, then the Secret it names): before v2.4 one call asks and one gets what it
 # asked for; from v2.4 the first call already carries them. Civo reads nothing once the
@@ -104,6 +108,22 @@ class Cell:
 
 
 @dataclasses.dataclass
+class Loaded:
+    """One kind, shape, fleet size and number of concurrent callers: every server's stats under
+    that load, and the bench client's own CPU use meanwhile (% of one core)."""
+
+    scenario: Scenario
+    fleet: int
+    callers: int
+    stats: dict[str, Stats]
+    client_cpu: float
+
+    def cpu_ratio(self, role: str = "function") -> float:
+        """Server CPU per call, over the no-op floor's in the same load."""
+        return self.stats[role].cpu_us / self.stats["noop"].cpu_us
+
+
+@dataclasses.dataclass
 class Report:
     args: argparse.Namespace
     machine: dict[str, str]
@@ -112,9 +132,8 @@ class Report:
     fleets: list[int]
     cells: list[Cell]
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]]
-    concurrent: dict[str, dict[str, Stats]]
-    concurrent_fleet: int
-    client_cpu: dict[str, float]
+    memory_loaded: dict[str, tuple[float, float]]  # after the concurrent phase
+    concurrent: list[Loaded]
     cold: dict[str, list[float]]
     reconciles: dict[str, Reconciles]
     reconcile_fleet: int
@@ -165,10 +184,12 @@ class Report:
 
     def memory_table(self) -> str:
         rows = []
-        for fleet, memory in self.memory_by_fleet.items():
-            rows.append(
-                [str(fleet), *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
-            )
+        loaded = (f"then {self.args.concurrency} concurrent callers", self.memory_loaded)
+        for label, memory in [*((str(f), m) for f, m in self.memory_by_fleet.items()), loaded]:
+            if memory:
+                rows.append(
+                    [label, *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
+                )
         return table(
             ["after fleet", *(f"{LABELS[r]} MB: peak / now" for r in ROLES)],
             rows,
@@ -229,20 +250,32 @@ class Report:
             + " (medians)."
         )
 
+    def serial_cpu_us(self, scenario: Scenario, fleet: int, role: str = "function") -> float:
+        """A server's serial CPU per call for scenario at fleet (NaN: not measured)."""
+        cell = next((c for c in self.cells if c.scenario is scenario and c.fleet == fleet), None)
+        return cell.stats[role].cpu_us if cell is not None else float("nan")
+
     def concurrent_table(self) -> str:
         rows = []
-        for label, stats in self.concurrent.items():
+        for loaded in self.concurrent:
+            stats = loaded.stats
             for role in (r for r in MEASURED if r in stats):
                 st = stats[role]
+                serial = self.serial_cpu_us(loaded.scenario, loaded.fleet, role)
                 rows.append(
                     [
-                        label,
+                        loaded.scenario.label,
+                        str(loaded.fleet),
+                        str(loaded.callers),
                         LABELS[role],
                         fmt(st.per_s, 0),
                         str(st.errors + st.bad),
                         fmt(pct(st.latencies_ms, 50), 2),
                         fmt(pct(st.latencies_ms, 99), 2),
                         fmt(st.cpu_us, 0),
+                        fmt(loaded.cpu_ratio(role)),
+                        fmt(st.cpu_us / serial),
+                        f"{st.memo[0]} / {sum(st.memo)}" if st.memo is not None else "",
                         str(st.calls),
                     ]
                 )
@@ -250,18 +283,29 @@ class Report:
             table(
                 [
                     "XR",
+                    "fleet",
+                    "callers",
                     "server",
                     "calls/s",
                     "errors",
                     "p50 ms",
                     "p99 ms",
                     "server CPU µs/call",
+                    "x no-op CPU",
+                    "x serial CPU",
+                    "memo hits / calls",
                     "calls",
                 ],
                 rows,
             )
             + "\n\nBench client CPU while loading (% of one core): "
-            + ", ".join(f"{k} {fmt(v, 0)}%" for k, v in self.client_cpu.items())
+            + ", ".join(
+                f"{c.scenario.label} {c.fleet} XRs {c.callers} callers {fmt(c.client_cpu, 0)}%"
+                for c in self.concurrent
+            )
+            + ". x serial CPU: over the same server's serial CPU per call in this run, same "
+            "kind, shape and fleet. memo hits: of the metered function's timed calls, those its "
+            "memo answered (read from its metrics before and after)."
         )
 
     def reconcile_table(self) -> str:
@@ -357,9 +401,10 @@ class Report:
                 f"### Whole converged reconciles through the requirements loop "
                 f"(fleet of {self.reconcile_fleet}; each XR reconciled once before, untimed)\n\n"
                 + self.reconcile_table(),
-                f"### {a.concurrency} concurrent callers (fleet of {self.concurrent_fleet}, "
-                f"{a.duration:g} s per server per XR, in {a.rounds} alternating slices)\n\n"
-                + self.concurrent_table(),
+                f"### Concurrent callers ({a.concurrency} callers sharing one channel per "
+                f"server; fleets of {', '.join(str(f) for f in a.concurrent_fleet_sizes)}; "
+                f"{a.duration:g} s per server per XR, in {a.rounds} alternating slices, after "
+                "one untimed call per XR)\n\n" + self.concurrent_table(),
                 "### Cold start\n\n" + self.cold_table(),
                 f"### In-process cost (µs, median of {a.inproc} calls, one XR; no gRPC)\n\n"
                 + self.inproc_table(),
@@ -401,8 +446,8 @@ class Report:
                 peak <= GOAL_RSS_MB,
             )
         )
-        errors = sum(st["function"].errors + st["function"].bad for st in self.concurrent.values())
-        calls = sum(st["function"].calls for st in self.concurrent.values())
+        errors = sum(c.stats["function"].errors + c.stats["function"].bad for c in self.concurrent)
+        calls = sum(c.stats["function"].calls for c in self.concurrent)
         goals.append(
             (
                 f"{self.args.concurrency} concurrent callers with zero errors",
@@ -410,6 +455,40 @@ class Report:
                 errors == 0,
             )
         )
+        memo = [c.stats[METERED].memo for c in self.concurrent if METERED in c.stats]
+        hits = sum(m[0] for m in memo if m is not None)
+        answered = sum(sum(m) for m in memo if m is not None)
+        goals.append(
+            (
+                "concurrent calls are a converged fleet's: the metered function's memo answers "
+                "every timed call (each XR was called once before, in its shape)",
+                f"{hits} of {answered} answered by the memo",
+                bool(memo) and None not in memo and hits == answered,
+            )
+        )
+        for sc in self.scenarios:
+            loads = [c for c in self.concurrent if c.scenario is sc]
+            if not loads:
+                continue
+            where = " / ".join(f"{c.fleet} XRs x {c.callers}" for c in loads)
+            floor = [c.cpu_ratio() for c in loads]
+            goals.append(
+                (
+                    f"{sc.label}: server CPU per call under concurrent callers ≤ "
+                    f"{GOAL_CONCURRENT_CPU_RATIO}x the no-op floor's",
+                    " / ".join(f"{fmt(r)}x" for r in floor) + f" at {where} callers",
+                    max(floor) <= GOAL_CONCURRENT_CPU_RATIO,
+                )
+            )
+            serial = [c.stats["function"].cpu_us / self.serial_cpu_us(sc, c.fleet) for c in loads]
+            goals.append(
+                (
+                    f"{sc.label}: server CPU per call under concurrent callers ≤ "
+                    f"{GOAL_CONCURRENT_SERIAL_RATIO}x the function's serial CPU per call",
+                    " / ".join(f"{fmt(r)}x" for r in serial) + f" at {where} callers",
+                    max(serial) <= GOAL_CONCURRENT_SERIAL_RATIO,
+                )
+            )
         cold = self.cold.get("function") or [float("nan")]
         goals.append(
             (
@@ -496,7 +575,8 @@ class Report:
             f"- Run: fleets of {', '.join(str(f) for f in self.fleets)} XRs per kind and shape, "
             f"each {a.calls} serial calls per server (at least one per XR) after "
             f"{a.warmup} warm-up calls (at least one per XR); {a.reconciles} reconciles per kind; "
-            f"{a.concurrency} callers x {a.duration:g} s per server per XR; {a.cold_starts} cold "
+            f"{a.concurrency} callers x {a.duration:g} s per server per XR over fleets of "
+            f"{', '.join(str(f) for f in a.concurrent_fleet_sizes)}; {a.cold_starts} cold "
             f"starts; {a.inproc} in-process calls{' (quick)' if a.quick else ''}; took "
             f"{self.duration_s:.0f} s\n\n"
             "## Goals\n\n" + self.goals_text() + "\n\n"

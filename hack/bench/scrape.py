@@ -26,6 +26,7 @@ SCRAPE_INTERVAL_S = 15.0
 # Prometheus' default scrape_timeout: a scrape that takes longer is a failed scrape.
 SCRAPE_TIMEOUT_S = 10.0
 CALLS_TOTAL = "inference_clusters_calls_total"
+MEMO_TOTAL = "inference_clusters_memo_answers_total"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -34,6 +35,7 @@ class Scrape:
     calls_sent: int  # by the bench when the scrape had returned: at least those counted
     seconds: float
     size: int  # bytes of the exposition
+    memo: tuple[float, float]  # inference_clusters_memo_answers_total: (hits, misses), all kinds
 
 
 def scrape(server: Server, metrics_port: int) -> Scrape:
@@ -51,13 +53,17 @@ def scrape(server: Server, metrics_port: int) -> Scrape:
     sent = server.sent
     if answer.status != http.HTTPStatus.OK:
         raise ValueError(f"/metrics answered HTTP {answer.status}")
-    counted = sum(
-        sample.value
+    samples = [
+        sample
         for family in text_string_to_metric_families(body.decode())
         for sample in family.samples
-        if sample.name == CALLS_TOTAL
+    ]
+    counted = sum(sample.value for sample in samples if sample.name == CALLS_TOTAL)
+    memo = tuple(
+        sum(s.value for s in samples if s.name == MEMO_TOTAL and s.labels["outcome"] == outcome)
+        for outcome in ("hit", "miss")
     )
-    return Scrape(counted, sent, seconds, len(body))
+    return Scrape(counted, sent, seconds, len(body), (memo[0], memo[1]))
 
 
 @dataclasses.dataclass

@@ -1,0 +1,60 @@
+"""The bench's concurrent phase times a converged fleet's calls (issue 31): each server first
+gets one untimed call per XR in the shape measured, because the other shape of the same XRs,
+measured just before, leaves the function's memo holding its own answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+
+from function import runner
+from hack.bench import measure
+from hack.bench.scenarios import NOISY, build_scenarios, next_n
+
+SCENARIOS = build_scenarios(2)
+NOISY_COREWEAVE, BARE_COREWEAVE = (
+    next(s for s in SCENARIOS if s.kind == "CoreWeaveCluster" and (s.shape == NOISY) == noisy)
+    for noisy in (True, False)
+)
+
+
+def memo_outcome(request: bytes) -> str | None:
+    return runner.answer(fnv1.RunFunctionRequest.FromString(request)).memo
+
+
+def test_the_other_shape_of_an_xr_replaces_its_memo_entry() -> None:
+    member = 1
+    noisy, bare = NOISY_COREWEAVE.template, BARE_COREWEAVE.template
+    memo_outcome(noisy.make(member, next_n()))
+    assert memo_outcome(noisy.make(member, next_n())) == "hit"
+    # The same XR (name, namespace, pass) in the other shape: one memo entry for both.
+    assert memo_outcome(bare.make(member, next_n())) == "miss"
+    assert memo_outcome(noisy.make(member, next_n())) == "miss"
+    assert memo_outcome(noisy.make(member, next_n())) == "hit"
+
+
+class FakeServer:
+    def __init__(self, name: str, answer: bytes) -> None:
+        self.name, self.answer = name, answer
+        self.requests: list[bytes] = []
+
+    def invoke(self, data: bytes) -> bytes:
+        self.requests.append(data)
+        return self.answer
+
+
+def test_warm_calls_each_member_once_per_server_in_the_shape_measured() -> None:
+    answer = runner.answer(
+        fnv1.RunFunctionRequest.FromString(NOISY_COREWEAVE.template.make(0, next_n()))
+    ).wire
+    servers: list[Any] = [FakeServer("function", answer), FakeServer("noop", b"")]
+    stats = {s.name: measure.Stats() for s in servers}
+    measure.warm(servers, NOISY_COREWEAVE, 2, stats)
+    for server in servers:
+        assert [
+            fnv1.RunFunctionRequest.FromString(r).observed.composite.resource["metadata"]["name"]
+            for r in server.requests
+        ] == [NOISY_COREWEAVE.base.member(m).name for m in range(2)]
+    # The function's answers are checked (the fake's answer is member 0's: converged, not FATAL).
+    assert (stats["function"].errors, stats["function"].bad) == (0, 0)
