@@ -69,12 +69,7 @@ def install_apis(plane: ControlPlane, repo: Path, chart_repository: str) -> None
     xrds = []
     for definition in sorted((repo / "apis").glob("*/definition.yaml")):
         xrds += [xrd["metadata"]["name"] for xrd in apply_documents(plane, definition)]
-    for name in xrds:
-        wait_for(
-            f"XRD {name} to be Established and Offered",
-            lambda name=name: is_true(plane.api.get(kinds.XRD, name), "Established"),
-            ESTABLISH_SECONDS,
-        )
+    wait_established(plane, kinds.XRD, xrds)
     wait_established(plane, kinds.CRD, xrds)
     for composition in sorted((repo / "apis").glob("*/composition.yaml")):
         for doc in documents(composition):

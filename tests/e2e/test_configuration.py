@@ -21,7 +21,7 @@ from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.controlplane import ControlPlane
 from harness.e2e.engine import Engine
-from harness.e2e.kube import is_true, wait_for
+from harness.e2e.kube import is_true
 from harness.e2e.packages import (
     CLOUDS,
     configuration_file,
@@ -30,7 +30,7 @@ from harness.e2e.packages import (
     install_configurations,
 )
 from harness.e2e.runtime import package_version
-from harness.e2e.scene import ESTABLISH_SECONDS, apply_documents
+from harness.e2e.scene import apply_documents, wait_established
 from harness.e2e.suite import SHARED_CRDS
 
 
@@ -60,12 +60,7 @@ def install_apis_by_hand(plane: ControlPlane) -> dict[str, str]:
     for api in sorted((REPO / "apis").iterdir()):
         apply_documents(plane, api / "definition.yaml")
         apply_documents(plane, api / "composition.yaml")
-    for name in API_NAMES:
-        wait_for(
-            f"XRD {name} Established",
-            lambda name=name: is_true(plane.api.get(kinds.XRD, name), "Established"),
-            ESTABLISH_SECONDS,
-        )
+    wait_established(plane, kinds.XRD, API_NAMES)
     return identities(plane)
 
 
@@ -112,11 +107,7 @@ def test_the_configurations_install_with_what_they_depend_on(
     for plural in ("coreweaveclusters", "civoclusters"):
         name = f"{plural}.infrastructure.modelplane.ai"
         # A Healthy revision has created the XRD; Crossplane establishes it next.
-        wait_for(
-            f"XRD {name} Established",
-            lambda name=name: is_true(plane.api.get(kinds.XRD, name), "Established"),
-            ESTABLISH_SECONDS,
-        )
+        wait_established(plane, kinds.XRD, [name])
         composition = plane.api.get(kinds.COMPOSITION, name) or {}
         controllers = [
             o["kind"]
@@ -135,12 +126,7 @@ def test_the_configurations_install_with_what_they_depend_on(
     mrds = {m["metadata"]["name"]: m["spec"].get("state") for m in plane.api.list(kinds.MRD)}
     active = sorted(name for name, state in mrds.items() if state == "Active")
     assert active == sorted(name for cloud in CLOUDS for name in activated(cloud))
-    for name in active:
-        wait_for(
-            f"MRD {name} Established",
-            lambda name=name: is_true(plane.api.get(kinds.MRD, name), "Established"),
-            ESTABLISH_SECONDS,
-        )
+    wait_established(plane, kinds.MRD, active)
     crds = {c["metadata"]["name"] for c in plane.api.list(kinds.CRD)}
     assert {name for name in mrds if name in crds} == set(active)
     for name in sorted(set(mrds) - set(active)):

@@ -22,8 +22,8 @@ import yaml
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.controlplane import ControlPlane
-from harness.e2e.kube import is_true, wait_for
-from harness.e2e.scene import ESTABLISH_SECONDS, apply_documents
+from harness.e2e.kube import wait_for
+from harness.e2e.scene import apply_documents, wait_established
 
 RBAC_PAGE = REPO / "docs" / "rbac.md"
 # The namespace the page's examples are written for.
@@ -84,11 +84,7 @@ def test_the_rbac_page_grants_what_it_says(bare_plane: ControlPlane) -> None:
     )
     for plural in ("coreweaveclusters", "civoclusters"):
         name = f"{plural}.infrastructure.modelplane.ai"
-        wait_for(
-            f"XRD {name} Established",
-            lambda name=name: is_true(plane.api.get(kinds.XRD, name), "Established"),
-            ESTABLISH_SECONDS,
-        )
+        wait_established(plane, kinds.XRD, [name])
         # The roles the page's table lists, with the verbs it gives.
         for role, verbs in ROLE_VERBS.items():
             made = wait_for(
