@@ -4,6 +4,8 @@ for tests that run the docs' commands as written."""
 from __future__ import annotations
 
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from .binaries import REPO
@@ -29,20 +31,33 @@ def user_environment(plane: ControlPlane, home: Path) -> dict[str, str]:
     }
 
 
-def run_as_user(script: str, env: dict[str, str], timeout: float = 300) -> str:
+def run_as_user(
+    script: str,
+    env: dict[str, str],
+    timeout: float = 300,
+    meanwhile: Callable[[], object] | None = None,
+) -> str:
     """Runs the commands with bash (-e: a failed one fails them all) from the repository's root,
-    as a user following the docs does; their output."""
-    result = subprocess.run(
+    as a user following the docs does, calling `meanwhile` every second while they run (what
+    the control plane's runtime does for what they install); their output."""
+    process = subprocess.Popen(
         ["bash", "-euo", "pipefail", "-c", script],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        timeout=timeout,
-        check=False,
     )
-    assert result.returncode == 0, (
-        f"the commands failed ({result.returncode}):\n{script}\n{result.stdout}"
+    deadline = time.monotonic() + timeout
+    while process.poll() is None:
+        if time.monotonic() > deadline:
+            process.kill()
+            break
+        if meanwhile is not None:
+            meanwhile()
+        time.sleep(1)
+    output = process.communicate()[0]
+    assert process.returncode == 0, (
+        f"the commands failed ({process.returncode}):\n{script}\n{output}"
     )
-    return result.stdout
+    return output

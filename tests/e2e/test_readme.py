@@ -19,7 +19,6 @@ autoscaler chart came from the public repository's stand-in.
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from pathlib import Path
 
@@ -39,7 +38,7 @@ from harness.e2e.packages import (
 )
 from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
 from harness.e2e.suite import SHARED_CRDS, Suite
-from harness.e2e.user_cli import user_environment
+from harness.e2e.user_cli import run_as_user, user_environment
 
 # The API reference's examples, as the README applies them.
 XRS = (
@@ -58,31 +57,6 @@ def session(blocks: list[str]) -> str:
     in one is used in the next), each followed by a line saying when it finished."""
     # The bare echo ends a last line printed without a newline (kubectl's jsonpath output).
     return "".join(f'{block}\necho\necho "{BLOCK_DONE} $(date +%s.%N)"\n' for block in blocks)
-
-
-def run(suite: Suite, script: str, env: dict[str, str], brought: set[str]) -> str:
-    """Runs the script with bash (-e: a failed command fails it), playing the package runtime
-    for what it installs meanwhile; its output."""
-    process = subprocess.Popen(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + SESSION_SECONDS
-    while process.poll() is None:
-        if time.monotonic() > deadline:
-            process.kill()
-            break
-        report_package_runtimes(suite.plane, brought, suite.runtime.endpoint)
-        time.sleep(1)
-    output = process.communicate()[0]
-    assert process.returncode == 0, (
-        f"the README's commands failed ({process.returncode}):\n{output}"
-    )
-    return output
 
 
 def test_the_readme_installs_and_brings_up_a_cluster_of_each_kind(
@@ -107,7 +81,13 @@ def test_the_readme_installs_and_brings_up_a_cluster_of_each_kind(
         for block in sh_blocks(README.read_text(), section)
     ]
     started = time.time()
-    output = run(suite, session(blocks), env, brought)
+    output = run_as_user(
+        session(blocks),
+        env,
+        SESSION_SECONDS,
+        # What the commands install runs as a package runtime would have it.
+        meanwhile=lambda: report_package_runtimes(suite.plane, brought, suite.runtime.endpoint),
+    )
     finished = [
         float(line.split()[-1]) for line in output.splitlines() if line.startswith(BLOCK_DONE)
     ]
