@@ -253,11 +253,29 @@ NEW_REPLICA_FIRST_ERROR_AT_MINUTE_15 = internal_errors(
     process=then(not_yet_exported(10), steady(YOUNG_PROCESS_START, 30)),
 )
 
+
+def deadline_exceeded_from_minute_5(function_name: str) -> dict[str, str]:
+    """Crossplane's calls to the function named so: OK throughout, and from minute 5 on a few
+    each minute end in DeadlineExceeded."""
+    return {
+        crossplane_calls(function_name, "OK"): rising(10, 40),
+        crossplane_calls(function_name, "DeadlineExceeded"): then(
+            not_yet_exported(5), rising(2, 35, start=1)
+        ),
+    }
+
+
 # What the alerts several cases expect to fire say.
 KEY_ERROR_FIRES = (
     Firing(
         civo(error_type="KeyError", severity="critical"),
         "CivoCluster: the function failed internally (KeyError)",
+    ),
+)
+DEADLINE_EXCEEDED_FIRES = (
+    Firing(
+        {"grpc_code": "DeadlineExceeded", "severity": "warning"},
+        "Crossplane's calls to function-inference-clusters end in DeadlineExceeded",
     ),
 )
 TOO_FEW_REPLICAS_FIRES = (
@@ -485,36 +503,16 @@ CASES = [
     Case(
         FAILING,
         "DeadlineExceeded from minute 5 on",
-        {
-            crossplane_calls(FUNCTION_NAME, "OK"): rising(10, 40),
-            crossplane_calls(FUNCTION_NAME, "DeadlineExceeded"): then(
-                not_yet_exported(5), rising(2, 35, start=1)
-            ),
-        },
+        deadline_exceeded_from_minute_5(FUNCTION_NAME),
         eval_minute=30,
-        firing=(
-            Firing(
-                {"grpc_code": "DeadlineExceeded", "severity": "warning"},
-                "Crossplane's calls to function-inference-clusters end in DeadlineExceeded",
-            ),
-        ),
+        firing=DEADLINE_EXCEEDED_FIRES,
     ),
     Case(
         FAILING,
         "DeadlineExceeded from minute 5 on, the function the Configurations installed",
-        {
-            crossplane_calls(DEPENDENCY_FUNCTION_NAME, "OK"): rising(10, 40),
-            crossplane_calls(DEPENDENCY_FUNCTION_NAME, "DeadlineExceeded"): then(
-                not_yet_exported(5), rising(2, 35, start=1)
-            ),
-        },
+        deadline_exceeded_from_minute_5(DEPENDENCY_FUNCTION_NAME),
         eval_minute=30,
-        firing=(
-            Firing(
-                {"grpc_code": "DeadlineExceeded", "severity": "warning"},
-                "Crossplane's calls to function-inference-clusters end in DeadlineExceeded",
-            ),
-        ),
+        firing=DEADLINE_EXCEEDED_FIRES,
     ),
     Case(
         FAILING,
