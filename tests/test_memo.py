@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
 from function.shared.cache import LRU
+from hack.bench.gowire import shuffled
 from harness.fixtures import (
     CIVO_SECRET_NAME,
     CLUSTER_PROVIDER_CONFIG,
@@ -331,3 +333,49 @@ def test_secret_values_are_cached_only_when_small(padding: int) -> None:
     secret = View.from_dict({"data": {"credentials": encoded}})
     assert access._token_from_secret(secret, "credentials") == token
     assert access._decode_token.cache_info().currsize == (1 if padding == 0 else 0)
+
+
+# A tag as Crossplane writes one: the hex SHA-256 of the request's first pass.
+TAG = "9f2b" * 16
+
+
+@pytest.mark.parametrize("kind", ["CoreWeaveCluster", "CivoCluster"])
+def test_a_repeat_in_another_wire_order_is_answered_as_a_fresh_composition(
+    counted: dict[str, Counting], kind: str
+) -> None:
+    """An idle XR's poll sends its request again, the same content in another byte order
+    (gRPC-go writes map entries in Go's random order): the memo answers it, with what a fresh
+    composition gives."""
+    req = request(*(converged_coreweave() if kind == "CoreWeaveCluster" else converged_civo()))
+    req.meta.tag = TAG
+    first = answered(req)
+    runs = counted[kind].runs
+    for seed in range(3):
+        blob = shuffled(
+            req.SerializeToString(),
+            fnv1.RunFunctionRequest.DESCRIPTOR,
+            random.Random(seed),  # noqa: S311
+        )
+        assert blob != req.SerializeToString()
+        again = fnv1.RunFunctionRequest.FromString(blob)
+        memo_answer = answered(again)
+        assert counted[kind].runs == runs
+        assert memo_answer == first == composed_afresh(again)
+        runs = counted[kind].runs
+
+
+def test_one_tag_on_two_passes_gets_each_its_own_answer(counted: dict[str, Counting]) -> None:
+    """Crossplane tags a step's first request and sends every later pass of its requirements
+    loop under that tag with other required resources (crossplane v2.4.0
+    internal/xfn/required_resources.go keeps req.Meta): a tag does not name the content, and
+    nothing may be answered by tag alone."""
+    xr, observed, required = converged_coreweave()
+    first_pass, final_pass = request(xr, observed, None), request(xr, observed, required)
+    for req in (first_pass, final_pass):
+        req.meta.tag = TAG
+    composed = [answered(first_pass), answered(final_pass)]
+    runs = counted["CoreWeaveCluster"].runs
+    memoised = [answered(first_pass), answered(final_pass)]
+    assert counted["CoreWeaveCluster"].runs == runs  # each pass has its own memo entry
+    assert composed == memoised == [composed_afresh(first_pass), composed_afresh(final_pass)]
+    assert composed[0] != composed[1]
