@@ -82,7 +82,7 @@ def serial(
             cpu0 = {s.name: s.cpu() for s in servers}
         shift = i % len(servers)
         for server in servers[shift:] + servers[:shift]:
-            data = scenario.template.make(i % fleet, next_n())
+            data = scenario.call(i % fleet, next_n())
             start = time.perf_counter_ns()
             try:
                 blob = server.invoke(data)
@@ -114,7 +114,7 @@ def warm(servers: list[Server], scenario: Scenario, fleet: int, stats: dict[str,
         record = stats[server.name]
         for member in range(fleet):
             try:
-                blob = server.invoke(scenario.template.make(member, next_n()))
+                blob = server.invoke(scenario.call(member, next_n()))
             except grpc.RpcError:
                 record.errors += 1
                 continue
@@ -163,7 +163,7 @@ def concurrent(
                     if time.perf_counter() >= deadline:
                         break
                     n = next_n()
-                    data = scenario.template.make(n % fleet, n)
+                    data = scenario.call(n % fleet, n)
                     start = time.perf_counter_ns()
                     try:
                         blob = server.invoke(data)

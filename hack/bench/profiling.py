@@ -52,7 +52,7 @@ def profile(scenario: Scenario, fleet: int, calls: int) -> str:
     """The profile of `calls` in-process calls over a fleet of `fleet` XRs, after one warm-up
     call per XR."""
     for member in range(max(50, fleet)):
-        data = scenario.template.make(member % fleet, next_n())
+        data = scenario.call(member % fleet, next_n())
         runner_response(fnv1.RunFunctionRequest.FromString(data))
     profiler = Profiler(interval=0.0001)
     chunk = 100
@@ -60,7 +60,7 @@ def profile(scenario: Scenario, fleet: int, calls: int) -> str:
     wall = 0.0
     while done < calls:
         batch = [
-            fnv1.RunFunctionRequest.FromString(scenario.template.make((done + i) % fleet, next_n()))
+            fnv1.RunFunctionRequest.FromString(scenario.call((done + i) % fleet, next_n()))
             for i in range(min(chunk, calls - done))
         ]
         start = time.perf_counter()

@@ -5,7 +5,9 @@ metadata noise of `noise.py`, or bare. Its requests come from a Template, the se
 request with some byte strings overwritten in place at fixed width, so that
 
 - every call carries a distinct request (the XR's and one composed resource's resourceVersion
-  and meta.tag change per call), as Crossplane's do;
+  and meta.tag change per call), as Crossplane's do while anything changes; in the repeated
+  shape, an idle XR's, each call carries the same content again (same resourceVersions and
+  tag) in another wire order (`gowire.py`), as Crossplane sends it;
 - member i of a fleet is a distinct XR: its own name, namespace and uid, and every name derived
   from them (composed resource names, the cloud's cluster name, Secret names) as the function
   derives them. Member names keep the base XR's lengths, so every protobuf length prefix in the
@@ -20,6 +22,7 @@ import copy
 import dataclasses
 import functools
 import itertools
+import random
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -31,7 +34,7 @@ from function import runner
 from function.civo.compose import CLOUD_NAME_LIMIT as CIVO_NAME_LIMIT
 from function.coreweave.compose import CLOUD_NAME_LIMIT as COREWEAVE_NAME_LIMIT
 from function.shared.naming import cloud_name, composed_name
-from hack.bench import noise
+from hack.bench import gowire, noise
 from hack.bench.xrs import (
     CIVO_DESIRED,
     CIVO_POOLS,
@@ -42,9 +45,12 @@ from hack.bench.xrs import (
 )
 from harness.fixtures import desired, request
 
-# Request shapes: what Crossplane sends (noise) and the converged state alone (bare).
-NOISY, BARE = "with metadata noise", "bare"
-SHAPES = (NOISY, BARE)
+# Request shapes: what Crossplane sends (noise), the converged state alone (bare), and what an
+# idle XR's polls send: the noisy request again, same content, its maps in another wire order.
+NOISY, BARE, REPEATED = "with metadata noise", "bare", "repeated"
+SHAPES = (NOISY, BARE, REPEATED)
+# Wire orders of each repeated request, cycled through: as many as a bench call could tell apart.
+REPEAT_ORDERS = 4
 
 # --- per-call variation: fixed-width sentinels patched into the serialized request ----------
 
@@ -204,6 +210,9 @@ class Scenario:
     final_required: dict[str, list[dict[str, Any]]]
     members: int
     template: Template = dataclasses.field(init=False)
+    # The repeated shape's wire orders of template (any other shape: template alone).
+    orders: list[Template] = dataclasses.field(init=False)
+    _next_order: list[int] = dataclasses.field(init=False)
     renames: dict[str, Callable[[Identity], str]] = dataclasses.field(init=False)
     _variants: dict[tuple[tuple[str, tuple[str, ...]], ...], Template] = dataclasses.field(
         init=False, default_factory=dict
@@ -213,6 +222,29 @@ class Scenario:
         everything = [self.xr, self.observed, self.cluster_objects]
         self.renames = identity_renames(self.base, everything)
         self.template = self.variant(self.final_required)
+        self.orders = [self.template]
+        self._next_order = [0] * self.members
+        if self.shape == REPEATED:
+            rng = random.Random(self.kind)  # noqa: S311 - the same orders in every run, no secret
+            self.orders = [
+                Template(
+                    gowire.shuffled(self.template.blob, fnv1.RunFunctionRequest.DESCRIPTOR, rng),
+                    self.base,
+                    self.renames,
+                    self.members,
+                )
+                for _ in range(REPEAT_ORDERS)
+            ]
+
+    def call(self, member: int, n: int) -> bytes:
+        """The request of call n for member: distinct per call, or, repeated, member's one
+        request, each call in the next of its wire orders (never the bytes of its last call)."""
+        if self.shape == REPEATED:
+            order = self._next_order[member]
+            self._next_order[member] = (order + 1) % len(self.orders)
+            # Per-call spots fixed per member: its resourceVersions and tag never change.
+            return self.orders[order].make(member, member + 1)
+        return self.template.make(member, n)
 
     @property
     def label(self) -> str:
@@ -294,6 +326,16 @@ def check_member(scenario: Scenario, member: int) -> None:
             raise SystemExit(f"bench: {scenario.label} ({where}): {key} is not named {name}")
 
 
+def check_repeats(scenario: Scenario, member: int) -> None:
+    """Untimed: member's repeated requests are one request, in as many distinct wire orders."""
+    sent = [scenario.call(member, next_n()) for _ in scenario.orders]
+    first = fnv1.RunFunctionRequest.FromString(sent[0])
+    if len(set(sent)) != len(sent) or any(
+        fnv1.RunFunctionRequest.FromString(b) != first for b in sent
+    ):
+        raise SystemExit(f"bench: {scenario.label}: repeats are not one request in other orders")
+
+
 def _build(kind: str, shape: str, members: int) -> Scenario:
     coreweave = kind == "CoreWeaveCluster"
     world, final = converged_coreweave() if coreweave else converged_civo()
@@ -305,7 +347,7 @@ def _build(kind: str, shape: str, members: int) -> Scenario:
     xr = copy.deepcopy(world.xr)
     observed = copy.deepcopy(world.observed)
     cluster_objects = copy.deepcopy(world.cluster_objects)
-    if shape == NOISY:
+    if shape in (NOISY, REPEATED):
         xr = noise.dress_xr(world, final, f"{kind.lower()}s.infrastructure.modelplane.ai")
         for key, body in observed.items():
             noise.dress(key, body, xr)
@@ -341,6 +383,8 @@ def _build(kind: str, shape: str, members: int) -> Scenario:
         raise SystemExit(f"bench: {scenario.label}: the request composes something else")
     for member in sorted({0, min(1, members - 1), members - 1}):
         check_member(scenario, member)
+    if shape == REPEATED:
+        check_repeats(scenario, members - 1)
     return scenario
 
 
