@@ -59,6 +59,10 @@ RESULTS = """# Benchmark results
 | CoreWeaveCluster (with metadata noise) | 1024  | 32      | no-op floor | 311     | 0      | 24.82  | 37.04  | 3082               | 1.00        | 0.87         |                   | 954   |
 | CivoCluster (with metadata noise)      | 1024  | 32      | function    | 600     | 0      | 9.00   | 20.40  | 1500               | 1.18        | 0.59         |                   | 1800  |
 | CivoCluster (with metadata noise)      | 1024  | 32      | no-op floor | 724     | 0      | 9.95   | 21.19  | 1269               | 1.00        | 0.68         |                   | 2207  |
+| CoreWeaveCluster (repeated)            | 1024  | 32      | function    | 310     | 0      | 19.40  | 40.10  | 3150               | 1.05        | 0.83         |                   | 930   |
+| CoreWeaveCluster (repeated)            | 1024  | 32      | no-op floor | 320     | 0      | 24.10  | 36.50  | 3000               | 1.00        | 0.85         |                   | 960   |
+| CivoCluster (repeated)                 | 1024  | 32      | function    | 610     | 0      | 8.90   | 20.10  | 1450               | 1.16        | 0.58         |                   | 1830  |
+| CivoCluster (repeated)                 | 1024  | 32      | no-op floor | 730     | 0      | 9.90   | 21.00  | 1250               | 1.00        | 0.67         |                   | 2190  |
 
 ### Requests
 
@@ -130,6 +134,26 @@ def test_the_concurrency_sentence_compares_with_the_floor_and_serial_cost() -> N
         "CPU, 1.0 times the no-op floor's (3.1 ms) and 0.8 times its own serial CPU (3.8 ms) "
         "([`bench/results.md`](../bench/results.md), 2026-12-03); "
         "[the sizing](operations.md#sizing) uses the concurrent figures."
+    )
+
+
+def test_the_repeats_sentence_sets_an_idle_xrs_poll_beside_the_floor_and_a_distinct_call() -> None:
+    assert prose(docs.repeats_sentence(docs.parse(RESULTS))) == (
+        "Under 32 concurrent callers over 1024 idle XRs, a repeated request cost the function "
+        "CoreWeave 3.1 ms of server CPU (1.05 times the no-op floor's 3.0 ms, 0.98 times a "
+        "distinct noisy call's) and Civo 1.4 ms of server CPU (1.16 times the no-op floor's "
+        "1.2 ms, 0.97 times a distinct noisy call's) "
+        "([`bench/results.md`](../bench/results.md), 2026-12-03)."
+    )
+
+
+def test_results_without_repeats_are_refused() -> None:
+    results = RESULTS.replace("(repeated)", "(again)")
+    with pytest.raises(ValueError) as error:
+        docs.repeats_sentence(docs.parse(results))
+    assert str(error.value) == (
+        "bench/results.md has no concurrent row for CoreWeaveCluster (repeated) at 1024 XRs "
+        "and 32 callers"
     )
 
 

@@ -31,6 +31,8 @@ SHAPES = (
     ("CivoCluster", "bare"),
 )
 NOISY = "with metadata noise"
+# An idle XR's poll: the noisy request again, same content, in another wire order.
+REPEATED = "repeated"
 # Crossplane's poll: a converged XR is reconciled about once a minute (docs/operations.md).
 RECONCILES_PER_MINUTE = 1
 # Half a replica's capacity is planned for: headroom for change-driven reconciles, rollouts and
@@ -256,6 +258,31 @@ def concurrency_sentence(figures: Figures) -> str:
     )
 
 
+def repeats_sentence(figures: Figures) -> str:
+    """What an idle XR's repeated request cost under the heaviest load, beside a distinct one."""
+    parts = []
+    for kind, name in (("CoreWeaveCluster", "CoreWeave"), ("CivoCluster", "Civo")):
+        repeated = figures.concurrent.get((kind, REPEATED))
+        if repeated is None:
+            raise ValueError(
+                f"bench/results.md has no concurrent row for {kind} ({REPEATED}) at "
+                f"{figures.concurrent_fleet} XRs and {figures.callers} callers"
+            )
+        cost = int(repeated["function"]["server CPU µs/call"])
+        floor = int(repeated["no-op floor"]["server CPU µs/call"])
+        distinct = int(figures.concurrent[(kind, NOISY)]["function"]["server CPU µs/call"])
+        parts.append(
+            f"{name} {cost / 1000:.1f} ms of server CPU ({cost / floor:.2f} times the no-op "
+            f"floor's {floor / 1000:.1f} ms, {cost / distinct:.2f} times a distinct noisy call's)"
+        )
+    return _wrapped(
+        f"Under {figures.callers} concurrent callers over {figures.concurrent_fleet} idle XRs, "
+        "a repeated request cost the function "
+        + " and ".join(parts)
+        + f" ([`bench/results.md`](../bench/results.md), {figures.date})."
+    )
+
+
 def sizing(figures: Figures) -> str:
     coreweave = figures.concurrent[("CoreWeaveCluster", NOISY)]["function"]
     civo = figures.concurrent[("CivoCluster", NOISY)]["function"]
@@ -301,6 +328,7 @@ def sizing(figures: Figures) -> str:
 BLOCKS = {
     "performance-table": (PERFORMANCE, performance_table),
     "concurrency": (PERFORMANCE, concurrency_sentence),
+    "repeats": (PERFORMANCE, repeats_sentence),
     "sizing": (OPERATIONS, sizing),
 }
 
