@@ -164,6 +164,7 @@ def _run() -> Run:
         versions={"Crossplane": "v2.4.0"},
         size=2,
         civo_autoscaled=2,
+        reconcile_rate=100,
         window_seconds=1800.0,
         phases=[("control plane up", 60.0), ("idle window", 1800.0)],
         kinds=[_kind((10.0, 20.0), created=2), _kind((30.0, 40.0), created=2)],
@@ -219,6 +220,8 @@ def _prose(text: str) -> str:
         "- **Share** is each process's part of the control plane's CPU in the window: the "
         "function's 25.0 % is what",
         "- a note",
+        "- Crossplane core: `--max-reconcile-rate=100` (each controller's reconcile workers; "
+        "Crossplane's default; $FLEET_RECONCILE_RATE or --reconcile-rate sets it)",
         "- 4 of 4 XRs Ready in 300 s; time to Ready p90 CivoCluster 20 s, CivoCluster 40 s.",
         "- Idle window: CivoCluster 1.00 calls per reconcile, CivoCluster 1.00 calls per "
         "reconcile; memo answered 100.0 % of calls; 0 changes.",
@@ -231,6 +234,15 @@ def _prose(text: str) -> str:
 )
 def test_render_says(said: str) -> None:
     assert said in _prose(render(_run()))
+
+
+def test_render_says_when_crossplane_ran_off_its_default_rate() -> None:
+    run = _run()
+    run.reconcile_rate = 10
+    assert (
+        "- Crossplane core: `--max-reconcile-rate=10` (each controller's reconcile workers; "
+        "Crossplane's default is 100; $FLEET_RECONCILE_RATE or --reconcile-rate sets it)"
+    ) in _prose(render(run))
 
 
 def test_render_says_when_the_log_disagrees_with_the_metrics() -> None:

@@ -6,6 +6,7 @@ writes the report again with how deletion went.
 
     make fleet                          # N = 32 CoreWeaveClusters and 32 CivoClusters
     FLEET_SIZE=4 make fleet             # another N
+    FLEET_RECONCILE_RATE=10 make fleet  # Crossplane's --max-reconcile-rate (default 100)
     .venv/bin/python -m hack.fleet --help
 
 Exit code: 0 when every XR became Ready, nothing changed in the idle window and deletion
@@ -31,7 +32,15 @@ from hack.fleet import about, errors, fakecloud, lifecycle, window
 from hack.fleet.errors import Found
 from hack.fleet.fakecloud import CountingKube
 from hack.fleet.peak import Peak
-from hack.fleet.report import KindFigures, Run, fmt, percentile, ratio, render
+from hack.fleet.report import (
+    CROSSPLANE_RECONCILE_RATE,
+    KindFigures,
+    Run,
+    fmt,
+    percentile,
+    ratio,
+    render,
+)
 from hack.fleet.xrs import Member, autoscaled, fleet
 from harness.e2e.binaries import REPO, locate
 from harness.e2e.engine import Engine, engines
@@ -41,6 +50,7 @@ from harness.e2e.usage import snapshot
 
 SIZE_ENV = "FLEET_SIZE"
 AUTOSCALED_ENV = "FLEET_CIVO_AUTOSCALED"
+RECONCILE_RATE_ENV = "FLEET_RECONCILE_RATE"
 # The issue's fleet: 32 of each kind, the bench's middle fleet size.
 DEFAULT_SIZE = 32
 # Two reconcile periods (the e2e idle window twice): every XR reconciles at least twice, and
@@ -76,6 +86,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "all); the rest have that pool fixed, so provider-helm installs nothing in their "
         "clusters",
     )
+    parser.add_argument(
+        "--reconcile-rate",
+        type=int,
+        default=int(os.environ.get(RECONCILE_RATE_ENV, CROSSPLANE_RECONCILE_RATE)),
+        help="Crossplane core's --max-reconcile-rate, each controller's reconcile workers "
+        f"(default ${RECONCILE_RATE_ENV} or Crossplane's own {CROSSPLANE_RECONCILE_RATE})",
+    )
     parser.add_argument("--window", type=float, default=WINDOW_SECONDS, help="idle window, s")
     parser.add_argument(
         "--converge-timeout", type=float, default=CONVERGE_SECONDS, help="time to Ready, s"
@@ -91,6 +108,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.size < 1:
         parser.error("--size must be at least 1")
+    if args.reconcile_rate < 1:
+        parser.error("--reconcile-rate must be at least 1")
     if args.civo_autoscaled is None:
         args.civo_autoscaled = args.size
     return args
@@ -185,6 +204,19 @@ def harness_notes(
         )
 
 
+def command(args: argparse.Namespace) -> str:
+    """The command that repeats this run: `make fleet`, with the variables it changed."""
+    changed = [
+        f"{name}={value}"
+        for name, value, default in (
+            (SIZE_ENV, args.size, DEFAULT_SIZE),
+            (RECONCILE_RATE_ENV, args.reconcile_rate, CROSSPLANE_RECONCILE_RATE),
+        )
+        if value != default
+    ]
+    return " ".join([*changed, "make fleet"])
+
+
 def write(run: Run, output: Path, began: float) -> None:
     run.elapsed_seconds = time.monotonic() - began
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -204,12 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     members = fleet(args.size, args.civo_autoscaled)
     work = Path(tempfile.mkdtemp(prefix=f"fic-fleet-{engine.version}-"))
     run = Run(
-        command="make fleet" if args.size == DEFAULT_SIZE else f"FLEET_SIZE={args.size} make fleet",
+        command=command(args),
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         machine=about.machine(),
         versions=about.software(engine),
         size=args.size,
         civo_autoscaled=sum(1 for m in members if autoscaled(m) and m.kind.kind == "CivoCluster"),
+        reconcile_rate=args.reconcile_rate,
         window_seconds=args.window,
         phases=[],
         kinds=[],
@@ -226,7 +259,12 @@ def main(argv: list[str] | None = None) -> int:
     succeeded = False
     try:
         say(f"control plane ({engine.label}) in {work} ...")
-        suite = start(work, binaries, engine)
+        suite = start(
+            work,
+            binaries,
+            engine,
+            crossplane_flags=(f"--max-reconcile-rate={args.reconcile_rate}",),
+        )
         run.phases.append(
             ("control plane up (etcd to providers, function installed)", time.monotonic() - began)
         )

@@ -11,6 +11,9 @@ SECONDS_PER_HOUR = 3600.0
 MIB = 1024 * 1024
 # The repository's Markdown wraps prose at 100 columns; tables stay one row per line.
 WIDTH = 100
+# Crossplane core's own default for --max-reconcile-rate (v2.4.0, cmd/crossplane/core/core.go):
+# what a control plane runs unless its operator sets the flag.
+CROSSPLANE_RECONCILE_RATE = 100
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +77,8 @@ class Run:
     versions: dict[str, str]
     size: int
     civo_autoscaled: int
+    # Crossplane core's --max-reconcile-rate: each controller's reconcile workers.
+    reconcile_rate: int
     window_seconds: float
     # Wall time of each phase, in order.
     phases: list[tuple[str, float]]
@@ -387,6 +392,14 @@ def render(run: Run) -> str:
                 "(a cluster-autoscaler Release that provider-helm installs in that cluster).",
                 "Machine: " + ", ".join(f"{k} {v}" for k, v in run.machine.items()),
                 "Versions: " + ", ".join(f"{k} {v}" for k, v in run.versions.items()),
+                f"Crossplane core: `--max-reconcile-rate={run.reconcile_rate}` (each "
+                "controller's reconcile workers; "
+                + (
+                    "Crossplane's default"
+                    if run.reconcile_rate == CROSSPLANE_RECONCILE_RATE
+                    else f"Crossplane's default is {CROSSPLANE_RECONCILE_RATE}"
+                )
+                + "; $FLEET_RECONCILE_RATE or --reconcile-rate sets it)",
                 f"Idle window: {run.window_seconds:.0f} s",
                 f"Work folder (logs, watch-events.tsv; removed after a run that succeeds, "
                 f"unless FLEET_KEEP=1): `{run.work_dir}`",
