@@ -28,15 +28,18 @@ from pathlib import Path
 
 import psutil
 
-from hack.fleet import about, errors, fakecloud, lifecycle, window
+from hack.fleet import about, bench, errors, fakecloud, lifecycle, window
 from hack.fleet.errors import Found
 from hack.fleet.fakecloud import CountingKube
 from hack.fleet.peak import Peak
 from hack.fleet.report import (
+    BRING_UP,
     CROSSPLANE_RECONCILE_RATE,
+    IDLE_WINDOW,
     KindFigures,
     Run,
     fmt,
+    per_call,
     percentile,
     ratio,
     render,
@@ -254,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         notes=[],
         work_dir=str(work),
         elapsed_seconds=0.0,
+        bench=bench.concurrent(),
     )
     suite: Suite | None = None
     succeeded = False
@@ -307,17 +311,29 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     say(f"creating {len(members)} XRs ...")
     log_dir = suite.plane.processes.log_dir
     phase = time.monotonic()
+    function_at_creation = window.function_counters(window.scrape_function(suite))
     before = window.usages_now(log_dir)
     with Peak() as peak:
         sent = lifecycle.create(api, members)
         ready = lifecycle.wait_ready(api, members, args.converge_timeout)
     after = window.usages_now(log_dir)
+    # Right after the usages: calls keep arriving, and both readings must close the same span.
+    function_at_ready = window.function_counters(window.scrape_function(suite))
     sent_within = max(sent.values()) - min(sent.values())
     run.phases.append(
         (f"create {len(members)} XRs, wait until all are Ready", time.monotonic() - phase)
     )
     run.bring_up_seconds = after.at - before.at
     run.bring_up_costs = window.costs(before, after, None)
+    run.per_call.append(
+        per_call(
+            BRING_UP,
+            run.bring_up_seconds,
+            function_at_creation,
+            function_at_ready,
+            run.bring_up_costs,
+        )
+    )
     run.peak_memory_used_bytes = peak.memory_used_bytes
     run.memory_total_bytes = psutil.virtual_memory().total
     run.peak_load = peak.load
@@ -376,6 +392,15 @@ def idle(
     run.kinds = window.per_kind(suite, members, took, first, last, changes_seen, run.off_figure)
     run.costs = window.costs(first.usages, last.usages, sample_errors)
     run.memo = window.memo(first, last)
+    run.per_call.append(
+        per_call(
+            IDLE_WINDOW,
+            run.window_seconds,
+            window.function_counters(first.function_text, first.function_metrics),
+            window.function_counters(last.function_text, last.function_metrics),
+            run.costs,
+        )
+    )
     run.crossplane_metrics = window.crossplane_rows(
         scraped_at_creation, first.crossplane_text, last.crossplane_text
     )
