@@ -20,6 +20,8 @@ DASH = "\u2013"
 # The phases PerCall rows are named by, as the report's tables and prose name them.
 BRING_UP = "bring-up"
 IDLE_WINDOW = "idle window"
+# Each phase as the prose says when something happened in it.
+IN_PHASE = {BRING_UP: "in bring-up", IDLE_WINDOW: "in the idle window"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,6 +101,9 @@ class PerCall:
     # serialized answer, summed. It runs them one at a time on its event loop, so over `seconds`
     # this is how busy composing kept it.
     call_seconds: float
+    # CPU every process the cost tables list used over the phase, the function's included: what
+    # its calls shared the machine's cores with.
+    machine_cpu_seconds: float
 
 
 def per_call(
@@ -109,7 +114,7 @@ def per_call(
     costs: Sequence[Cost],
 ) -> PerCall:
     """The function's calls between two readings of its counters, beside the CPU its row of
-    `costs` (taken over the same span) used."""
+    `costs` (taken over the same span) used, and all the rows together."""
     cpu = next((c.cpu_seconds for c in costs if c.role == "function"), math.nan)
     return PerCall(
         phase=phase,
@@ -118,6 +123,7 @@ def per_call(
         memo_hits=end.memo_hits - start.memo_hits,
         cpu_seconds=cpu,
         call_seconds=end.call_seconds - start.call_seconds,
+        machine_cpu_seconds=sum(c.cpu_seconds for c in costs),
     )
 
 
@@ -439,8 +445,11 @@ def _times(us_per_call: float, bench: BenchConcurrent) -> str:
     return f"{low} times" if low == high else f"{low}{DASH}{high} times"
 
 
-def per_call_comparison(phases: Sequence[PerCall], bench: BenchConcurrent | None) -> str:
-    """Bring-up's CPU per call beside the idle window's and the bench's concurrent figure."""
+def per_call_comparison(
+    phases: Sequence[PerCall], bench: BenchConcurrent | None, cores: str
+) -> str:
+    """Bring-up's CPU per call beside the idle window's and the bench's concurrent figure, and
+    what the function did here that the bench's does not."""
     by_phase = {p.phase: p for p in phases}
     bring_up, idle = by_phase.get(BRING_UP), by_phase.get(IDLE_WINDOW)
     if bring_up is None:
@@ -476,6 +485,19 @@ def per_call_comparison(phases: Sequence[PerCall], bench: BenchConcurrent | None
             f"[`bench/results.md`](results.md) of {bench.date}), the figure docs/operations.md "
             f"sizes replicas with, cost the function {cited} per call: {compared}."
         )
+    first, *rest = (
+        (fmt(ratio(p.machine_cpu_seconds, p.seconds), 1), IN_PHASE.get(p.phase, p.phase))
+        for p in phases
+    )
+    busy = f"{first[0]} of them busy on average {first[1]}" + "".join(
+        f" and {cores_busy} {when}" for cores_busy, when in rest
+    )
+    sentences.append(
+        "The function here also runs at --debug, logging a line per call (the calls per "
+        "reconcile above are counted from them), which the bench's does not, and shares the "
+        "machine's "
+        f"{cores} cores with every process the CPU tables list: together they kept {busy}."
+    )
     return " ".join(sentences)
 
 
@@ -696,7 +718,7 @@ def render(run: Run) -> str:
         "",
         wrap(per_call_method(run.reconcile_rate, run.size)),
         "",
-        wrap(per_call_comparison(run.per_call, run.bench)),
+        wrap(per_call_comparison(run.per_call, run.bench, run.machine.get("cores", "?"))),
         "",
         "## Deletion",
         "",
