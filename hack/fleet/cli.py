@@ -36,6 +36,7 @@ from hack.fleet.report import (
     BRING_UP,
     CROSSPLANE_RECONCILE_RATE,
     IDLE_WINDOW,
+    UPKEEP,
     KindFigures,
     Run,
     fmt,
@@ -59,6 +60,9 @@ DEFAULT_SIZE = 32
 # Two reconcile periods (the e2e idle window twice): every XR reconciles at least twice, and
 # the CPU figures cover more than one poll of each.
 WINDOW_SECONDS = 2 * IDLE_WINDOW_SECONDS
+# The function's CPU with no XR, before the fleet: /proc counts in 10 ms ticks, so 30 s resolves
+# an upkeep to about 0.3 ms a second.
+UPKEEP_SECONDS = 30.0
 # `make fleet` must finish within 30 minutes on 2 cores: bring-up takes about 2, the window and
 # its settling up to 7, deletion up to 5; this is what is left for the fleet to become Ready.
 CONVERGE_SECONDS = 900
@@ -310,6 +314,20 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     )
     say(f"creating {len(members)} XRs ...")
     log_dir = suite.plane.processes.log_dir
+    say(f"the function with no XR, {UPKEEP_SECONDS:g} s ...")
+    quiet_from = window.function_counters(window.scrape_function(suite))
+    quiet_before = window.usages_now(log_dir)
+    time.sleep(UPKEEP_SECONDS)
+    quiet_after = window.usages_now(log_dir)
+    run.per_call.append(
+        per_call(
+            UPKEEP,
+            quiet_after.at - quiet_before.at,
+            quiet_from,
+            window.function_counters(window.scrape_function(suite)),
+            window.costs(quiet_before, quiet_after, None),
+        )
+    )
     phase = time.monotonic()
     function_at_creation = window.function_counters(window.scrape_function(suite))
     before = window.usages_now(log_dir)

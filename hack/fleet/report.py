@@ -21,7 +21,9 @@ DASH = "\u2013"
 BRING_UP = "bring-up"
 IDLE_WINDOW = "idle window"
 # Each phase as the prose says when something happened in it.
-IN_PHASE = {BRING_UP: "in bring-up", IDLE_WINDOW: "in the idle window"}
+# Before the first XR: the function process with no calls, what it costs to keep running.
+UPKEEP = "no XRs yet (upkeep)"
+IN_PHASE = {BRING_UP: "in bring-up", IDLE_WINDOW: "in the idle window", UPKEEP: "with no XRs"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -396,7 +398,20 @@ def _us_per_call(figures: PerCall) -> float:
     return MICROSECONDS_PER_SECOND * ratio(figures.cpu_seconds, figures.calls)
 
 
-def per_call_row(figures: PerCall) -> list[str]:
+def upkeep_per_second(phases: Sequence[PerCall]) -> float:
+    """The function's CPU seconds per second with no calls (NaN: not measured)."""
+    found = next((p for p in phases if p.phase == UPKEEP), None)
+    return ratio(found.cpu_seconds, found.seconds) if found is not None else math.nan
+
+
+def _above_upkeep(figures: PerCall, upkeep: float) -> float:
+    """CPU µs per call beyond what the process spends anyway over the phase's seconds."""
+    return MICROSECONDS_PER_SECOND * ratio(
+        figures.cpu_seconds - upkeep * figures.seconds, figures.calls
+    )
+
+
+def per_call_row(figures: PerCall, upkeep: float = math.nan) -> list[str]:
     return [
         figures.phase,
         fmt(figures.seconds, 0),
@@ -405,6 +420,7 @@ def per_call_row(figures: PerCall) -> list[str]:
         _percent(figures.memo_hits, figures.calls),
         fmt(figures.cpu_seconds, 2),
         fmt(_us_per_call(figures), 0),
+        fmt(_above_upkeep(figures, upkeep), 0),
         fmt(ratio(figures.calls, figures.seconds), 2),
         fmt(MICROSECONDS_PER_SECOND * ratio(figures.call_seconds, figures.calls), 0),
         # A converged call spends about 50 µs in the function: its share of a quiet window is
@@ -431,6 +447,9 @@ def per_call_method(reconcile_rate: int, size: int) -> str:
         "(`inference_clusters_call_seconds_sum`), per call and as a share of the phase: the "
         "function runs its calls one at a time on its event loop, so the share is how busy "
         "composing kept it; the rest of its CPU is gRPC, protobuf and the process's own upkeep. "
+        "*No XRs yet* is the function before the first XR is sent, answering no call: its CPU "
+        "a second is that upkeep, which *beyond upkeep* takes off each phase's CPU over the "
+        "phase's seconds before dividing by its calls. "
         "How many calls Crossplane had in flight at once is not measured. Crossplane ran with "
         f"`--max-reconcile-rate={reconcile_rate}`: with {size} XRs of each kind, {at_once}."
     )
@@ -469,6 +488,19 @@ def per_call_comparison(
             "figure also carries what the process spends between calls (its gRPC server, its "
             f"metrics) spread over {fmt(ratio(idle.calls, idle.seconds), 2)} calls a second."
         ]
+    upkeep = upkeep_per_second(phases)
+    beyond = [p for p in (bring_up, idle) if p is not None]
+    if not math.isnan(upkeep):
+        (measured,) = [p for p in phases if p.phase == UPKEEP]
+        above = " and ".join(
+            f"{fmt(_above_upkeep(p, upkeep), 0)} µs {IN_PHASE[p.phase]}" for p in beyond
+        )
+        sentences.append(
+            f"With no XR the process used {fmt(upkeep * 1000, 2)} ms of CPU a second (measured "
+            f"for {fmt(measured.seconds, 0)} s before the first XR: its gRPC server, its "
+            "metrics and health endpoints, the interpreter); beyond that upkeep a call cost "
+            f"{above}."
+        )
     if bench is None:
         sentences.append(
             "bench/results.md could not be read, so there is no bench figure beside these "
@@ -479,6 +511,10 @@ def per_call_comparison(
         compared = f"bring-up here cost {_times(during, bench)} that"
         if idle is not None:
             compared += f", the idle window {_times(_us_per_call(idle), bench)}"
+        if not math.isnan(upkeep):
+            compared += ", and beyond the upkeep " + ", ".join(
+                f"{_times(_above_upkeep(p, upkeep), bench)} {IN_PHASE[p.phase]}" for p in beyond
+            )
         sentences.append(
             f"The bench's heaviest concurrent load ({bench.callers} callers over a fleet of "
             f"{bench.fleet} XRs, requests with metadata noise, every call a memo hit; "
@@ -527,6 +563,7 @@ def headline(run: Run) -> list[str]:
                 f"{p.phase} {fmt(_us_per_call(p), 0)} µs ({_percent(p.memo_hits, p.calls)} memo "
                 f"hits, {fmt(ratio(p.calls, p.seconds), 2)} calls a second)"
                 for p in run.per_call
+                if p.calls
             )
             + "."
         )
@@ -709,11 +746,12 @@ def render(run: Run) -> str:
                 "hit share",
                 "function CPU s",
                 "CPU µs per call",
+                "beyond upkeep, µs per call",
                 "calls per second",
                 "in calls, µs per call",
                 "in calls, share of the phase",
             ],
-            [per_call_row(p) for p in run.per_call],
+            [per_call_row(p, upkeep_per_second(run.per_call)) for p in run.per_call],
         ),
         "",
         wrap(per_call_method(run.reconcile_rate, run.size)),
