@@ -6,6 +6,7 @@ writes the report again with how deletion went.
 
     make fleet                          # N = 32 CoreWeaveClusters and 32 CivoClusters
     FLEET_SIZE=4 make fleet             # another N
+    FLEET_RECONCILE_RATE=10 make fleet  # Crossplane's --max-reconcile-rate (default 100)
     .venv/bin/python -m hack.fleet --help
 
 Exit code: 0 when every XR became Ready, nothing changed in the idle window and deletion
@@ -27,11 +28,23 @@ from pathlib import Path
 
 import psutil
 
-from hack.fleet import about, errors, fakecloud, lifecycle, window
+from hack.fleet import about, bench, errors, fakecloud, lifecycle, window
 from hack.fleet.errors import Found
 from hack.fleet.fakecloud import CountingKube
 from hack.fleet.peak import Peak
-from hack.fleet.report import KindFigures, Run, fmt, percentile, ratio, render
+from hack.fleet.report import (
+    BRING_UP,
+    CROSSPLANE_RECONCILE_RATE,
+    IDLE_WINDOW,
+    UPKEEP,
+    KindFigures,
+    Run,
+    fmt,
+    per_call,
+    percentile,
+    ratio,
+    render,
+)
 from hack.fleet.xrs import Member, autoscaled, fleet
 from harness.e2e.binaries import REPO, locate
 from harness.e2e.engine import Engine, engines
@@ -41,11 +54,15 @@ from harness.e2e.usage import snapshot
 
 SIZE_ENV = "FLEET_SIZE"
 AUTOSCALED_ENV = "FLEET_CIVO_AUTOSCALED"
+RECONCILE_RATE_ENV = "FLEET_RECONCILE_RATE"
 # The issue's fleet: 32 of each kind, the bench's middle fleet size.
 DEFAULT_SIZE = 32
 # Two reconcile periods (the e2e idle window twice): every XR reconciles at least twice, and
 # the CPU figures cover more than one poll of each.
 WINDOW_SECONDS = 2 * IDLE_WINDOW_SECONDS
+# The function's CPU with no XR, before the fleet: /proc counts in 10 ms ticks, so 30 s resolves
+# an upkeep to about 0.3 ms a second.
+UPKEEP_SECONDS = 30.0
 # `make fleet` must finish within 30 minutes on 2 cores: bring-up takes about 2, the window and
 # its settling up to 7, deletion up to 5; this is what is left for the fleet to become Ready.
 CONVERGE_SECONDS = 900
@@ -76,6 +93,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "all); the rest have that pool fixed, so provider-helm installs nothing in their "
         "clusters",
     )
+    parser.add_argument(
+        "--reconcile-rate",
+        type=int,
+        default=int(os.environ.get(RECONCILE_RATE_ENV, CROSSPLANE_RECONCILE_RATE)),
+        help="Crossplane core's --max-reconcile-rate, each controller's reconcile workers "
+        f"(default ${RECONCILE_RATE_ENV} or Crossplane's own {CROSSPLANE_RECONCILE_RATE})",
+    )
     parser.add_argument("--window", type=float, default=WINDOW_SECONDS, help="idle window, s")
     parser.add_argument(
         "--converge-timeout", type=float, default=CONVERGE_SECONDS, help="time to Ready, s"
@@ -91,6 +115,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.size < 1:
         parser.error("--size must be at least 1")
+    if args.reconcile_rate < 1:
+        parser.error("--reconcile-rate must be at least 1")
     if args.civo_autoscaled is None:
         args.civo_autoscaled = args.size
     return args
@@ -185,6 +211,19 @@ def harness_notes(
         )
 
 
+def command(args: argparse.Namespace) -> str:
+    """The command that repeats this run: `make fleet`, with the variables it changed."""
+    changed = [
+        f"{name}={value}"
+        for name, value, default in (
+            (SIZE_ENV, args.size, DEFAULT_SIZE),
+            (RECONCILE_RATE_ENV, args.reconcile_rate, CROSSPLANE_RECONCILE_RATE),
+        )
+        if value != default
+    ]
+    return " ".join([*changed, "make fleet"])
+
+
 def write(run: Run, output: Path, began: float) -> None:
     run.elapsed_seconds = time.monotonic() - began
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -204,12 +243,13 @@ def main(argv: list[str] | None = None) -> int:
     members = fleet(args.size, args.civo_autoscaled)
     work = Path(tempfile.mkdtemp(prefix=f"fic-fleet-{engine.version}-"))
     run = Run(
-        command="make fleet" if args.size == DEFAULT_SIZE else f"FLEET_SIZE={args.size} make fleet",
+        command=command(args),
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         machine=about.machine(),
         versions=about.software(engine),
         size=args.size,
         civo_autoscaled=sum(1 for m in members if autoscaled(m) and m.kind.kind == "CivoCluster"),
+        reconcile_rate=args.reconcile_rate,
         window_seconds=args.window,
         phases=[],
         kinds=[],
@@ -221,12 +261,18 @@ def main(argv: list[str] | None = None) -> int:
         notes=[],
         work_dir=str(work),
         elapsed_seconds=0.0,
+        bench=bench.concurrent(),
     )
     suite: Suite | None = None
     succeeded = False
     try:
         say(f"control plane ({engine.label}) in {work} ...")
-        suite = start(work, binaries, engine)
+        suite = start(
+            work,
+            binaries,
+            engine,
+            crossplane_flags=(f"--max-reconcile-rate={args.reconcile_rate}",),
+        )
         run.phases.append(
             ("control plane up (etcd to providers, function installed)", time.monotonic() - began)
         )
@@ -268,18 +314,44 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     )
     say(f"creating {len(members)} XRs ...")
     log_dir = suite.plane.processes.log_dir
+    say(f"the function with no XR, {UPKEEP_SECONDS:g} s ...")
+    quiet_from = window.function_counters(window.scrape_function(suite))
+    quiet_before = window.usages_now(log_dir)
+    time.sleep(UPKEEP_SECONDS)
+    quiet_after = window.usages_now(log_dir)
+    run.per_call.append(
+        per_call(
+            UPKEEP,
+            quiet_after.at - quiet_before.at,
+            quiet_from,
+            window.function_counters(window.scrape_function(suite)),
+            window.costs(quiet_before, quiet_after, None),
+        )
+    )
     phase = time.monotonic()
+    function_at_creation = window.function_counters(window.scrape_function(suite))
     before = window.usages_now(log_dir)
     with Peak() as peak:
         sent = lifecycle.create(api, members)
         ready = lifecycle.wait_ready(api, members, args.converge_timeout)
     after = window.usages_now(log_dir)
+    # Right after the usages: calls keep arriving, and both readings must close the same span.
+    function_at_ready = window.function_counters(window.scrape_function(suite))
     sent_within = max(sent.values()) - min(sent.values())
     run.phases.append(
         (f"create {len(members)} XRs, wait until all are Ready", time.monotonic() - phase)
     )
     run.bring_up_seconds = after.at - before.at
     run.bring_up_costs = window.costs(before, after, None)
+    run.per_call.append(
+        per_call(
+            BRING_UP,
+            run.bring_up_seconds,
+            function_at_creation,
+            function_at_ready,
+            run.bring_up_costs,
+        )
+    )
     run.peak_memory_used_bytes = peak.memory_used_bytes
     run.memory_total_bytes = psutil.virtual_memory().total
     run.peak_load = peak.load
@@ -338,6 +410,15 @@ def idle(
     run.kinds = window.per_kind(suite, members, took, first, last, changes_seen, run.off_figure)
     run.costs = window.costs(first.usages, last.usages, sample_errors)
     run.memo = window.memo(first, last)
+    run.per_call.append(
+        per_call(
+            IDLE_WINDOW,
+            run.window_seconds,
+            window.function_counters(first.function_text, first.function_metrics),
+            window.function_counters(last.function_text, last.function_metrics),
+            run.costs,
+        )
+    )
     run.crossplane_metrics = window.crossplane_rows(
         scraped_at_creation, first.crossplane_text, last.crossplane_text
     )

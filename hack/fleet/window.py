@@ -14,7 +14,7 @@ import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
 from hack.fleet.fakecloud import CountingKube
-from hack.fleet.report import Cost, KindFigures, Memo
+from hack.fleet.report import Cost, FunctionCounters, KindFigures, Memo
 from hack.fleet.xrs import Member
 from harness.e2e.calls import Call, read_calls, read_reconciles, reconciles_of
 from harness.e2e.operability import Counted, counted, counts_match_log, logged, scrape
@@ -58,6 +58,8 @@ CROSSPLANE_SERIES: dict[str, tuple[str, ...]] = {
 RECONCILES = "controller_runtime_reconcile_total"
 RECONCILE_ERRORS = "controller_runtime_reconcile_errors_total"
 COMPOSITE_CONTROLLER_PREFIX = "composite/"
+# The function's histogram of the time each call spent in it: its sum is every call's seconds.
+CALL_SECONDS_SUM = "inference_clusters_call_seconds_sum"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +94,18 @@ class Sample:
     function_text: str
     crossplane_text: str
     fake_cloud_requests: int
+
+
+def scrape_function(suite: Suite) -> str:
+    """The function's metrics, now."""
+    return scrape(suite.runtime.side_ports[FUNCTION_PROCESS])
+
+
+def function_counters(text: str, calls: Counted | None = None) -> FunctionCounters:
+    """The calls, memo hits and call seconds a scrape of the function counts; `calls` instead of
+    the scrape's own calls and hits, where they were checked against the function's log."""
+    calls = calls or counted(text)
+    return FunctionCounters(calls.calls, calls.memo_hits, sum_series(text, CALL_SECONDS_SUM))
 
 
 def crossplane_metrics_port(usage: dict[str, Usage]) -> int:

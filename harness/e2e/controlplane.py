@@ -84,6 +84,9 @@ class ControlPlane:
     crossplane_root_ca: KeyPair | None = None
     # Where Crossplane serves its Prometheus metrics (its --metrics-port).
     crossplane_metrics_port: int = 0
+    # Flags Crossplane core starts with every time, restarts included (make fleet sets its
+    # --max-reconcile-rate); restart_crossplane's own flags come after them.
+    crossplane_flags: tuple[str, ...] = ()
 
     @property
     def ca_file(self) -> Path:
@@ -256,8 +259,9 @@ class ControlPlane:
             (client_dir / key).write_bytes(_data(client, key))
 
     def restart_crossplane(self, *flags: str) -> None:
-        """Stops Crossplane core and starts it again with these extra flags (none: as at first);
-        its state is all in the API server, so it picks up where it stopped."""
+        """Stops Crossplane core and starts it again with these extra flags (none: as at first),
+        after `crossplane_flags`; its state is all in the API server, so it picks up where it
+        stopped."""
         self.processes.stop("crossplane")
         self._start_crossplane(*flags)
 
@@ -289,6 +293,7 @@ class ControlPlane:
                 f"--health-probe-port={health_port}",
                 # A `Reconciling` line per XR reconcile: harness/e2e/calls.py counts them.
                 "--debug",
+                *self.crossplane_flags,
                 *flags,
             ],
             env={"KUBECONFIG": str(self.admin_kubeconfig)},

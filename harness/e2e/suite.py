@@ -85,14 +85,26 @@ class Suite:
         self.plane.processes.stop_all()
 
 
-def start(work: Path, binaries: Binaries, engine: Engine, apis_by_hand: bool = True) -> Suite:
+def start(
+    work: Path,
+    binaries: Binaries,
+    engine: Engine,
+    apis_by_hand: bool = True,
+    crossplane_flags: tuple[str, ...] = (),
+) -> Suite:
     """The whole world, up. With `apis_by_hand` (every suite but the README's) the function
     package, the XR APIs and the credentials are installed too, as a platform team installing
     by hand would; without, the control plane has only what a user installs first (Crossplane,
-    the provider CRDs and runtimes), and the test installs the rest."""
+    the provider CRDs and runtimes), and the test installs the rest. Crossplane core starts
+    with `crossplane_flags` beside the harness's own."""
     processes = ProcessGroup(work / "logs")
     plane = ControlPlane(
-        work, binaries, processes, org_token=new_org_token(), rotated_org_token=new_org_token()
+        work,
+        binaries,
+        processes,
+        org_token=new_org_token(),
+        rotated_org_token=new_org_token(),
+        crossplane_flags=crossplane_flags,
     )
     suite: Suite | None = None
     try:
