@@ -9,7 +9,8 @@ import click
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging, runtime
 
-from function import addresses, health, metrics, server
+from function import addresses, health, metrics, runner, server
+from function.memo.memo import MEMO_BYTES
 from function.runner import FunctionRunner
 
 MEGABYTE = 1024 * 1024
@@ -17,6 +18,7 @@ MEGABYTE = 1024 * 1024
 # DeploymentRuntimeConfig turns a side port off.
 METRICS_ENV = "METRICS_ADDRESS"
 HEALTH_ENV = "HEALTH_ADDRESS"
+MEMO_ENV = "MEMO_MIB"
 
 
 @click.command()
@@ -35,8 +37,19 @@ HEALTH_ENV = "HEALTH_ADDRESS"
     help="Also serve the gRPC health service here, in plaintext and alone, for the kubelet's "
     f"gRPC probes (which cannot speak TLS); empty: only on --address. Also {HEALTH_ENV}.",
 )
+@click.option(
+    "--memo-mib",
+    type=click.IntRange(min=1),
+    default=MEMO_BYTES // MEGABYTE,
+    show_default=True,
+    envvar=MEMO_ENV,
+    help="Memory for the memo of each XR's last answer, in MiB. Every replica sees every XR, "
+    "so it must hold the whole fleet, about 4.3 KB per XR and pass; past it, the least "
+    f"recently called XRs are composed afresh (docs/operations.md, Memory). Also {MEMO_ENV}.",
+)
 def cli(
     *,
+    memo_mib: int,
     metrics_address: str,
     health_address: str,
     debug: bool,
@@ -77,6 +90,7 @@ def cli(
         except ValueError as error:
             click.echo(f"function: {flag}: {error}", err=True)
             sys.exit(2)
+    runner.resize_memo(memo_mib * MEGABYTE)
     counted = metrics.Metrics() if metrics_address else None
     if counted is not None:
         try:

@@ -173,6 +173,12 @@ def describe_xr(req: fnv1.RunFunctionRequest) -> str:
 _MEMO = Memo(MEMO_BYTES)
 
 
+def resize_memo(max_bytes: int) -> None:
+    """Start afresh with a memo of max_bytes (the function's --memo-mib, before it serves)."""
+    global _MEMO  # noqa: PLW0603 - one memo per process, sized once at startup
+    _MEMO = Memo(max_bytes)
+
+
 def answer(req: fnv1.RunFunctionRequest) -> Answer:
     """req's answer, serialized.
 

@@ -379,3 +379,19 @@ def test_one_tag_on_two_passes_gets_each_its_own_answer(counted: dict[str, Count
     assert counted["CoreWeaveCluster"].runs == runs  # each pass has its own memo entry
     assert composed == memoised == [composed_afresh(first_pass), composed_afresh(final_pass)]
     assert composed[0] != composed[1]
+
+
+def test_a_memo_too_small_for_an_answer_composes_every_call_exactly(
+    counted: dict[str, Counting],
+) -> None:
+    """--memo-mib bounds the memo: an answer that does not fit is not kept, and the XR is
+    composed afresh on every call, with the same answer."""
+    req = request(*converged_civo())
+    runs = counted["CivoCluster"].runs
+    runner.resize_memo(1024)  # bytes: less than one converged CivoCluster's entry
+    try:
+        answers = [answered(req) for _ in range(3)]
+        assert counted["CivoCluster"].runs == runs + 3
+    finally:
+        runner.resize_memo(runner.MEMO_BYTES)
+    assert answers == [composed_afresh(req)] * 3

@@ -64,7 +64,11 @@ def test_help_lists_the_sdk_standard_options() -> None:
     done = subprocess.run([FUNCTION, "--help"], capture_output=True, text=True, check=True)
     for flag in ("--address", "0.0.0.0:9443", "--tls-certs-dir", "--insecure", "--debug"):
         assert flag in done.stdout
-    for flag, default in (("--metrics-address", ":8080"), ("--health-address", ":8081")):
+    for flag, default in (
+        ("--metrics-address", ":8080"),
+        ("--health-address", ":8081"),
+        ("--memo-mib", "64; x>=1"),
+    ):
         assert flag in done.stdout
         assert f"[default: {default}]" in done.stdout
 
@@ -116,6 +120,26 @@ def test_exits_nonzero_when_a_side_address_is_taken(flag: str, message: str) -> 
     assert done.returncode == 1
     # The last line is the function's own; gRPC's C core may log its bind failure before it.
     assert done.stderr.strip().splitlines()[-1] == message.format(address=address)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "lots"])
+def test_refuses_a_memo_of_no_size(value: str) -> None:
+    done = subprocess.run(
+        [FUNCTION, "--insecure", f"--memo-mib={value}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 2
+    wanted = (
+        f"'{value}' is not a valid integer range."
+        if value == "lots"
+        else f"{value} is not in the range x>=1."
+    )
+    assert (
+        done.stderr.strip().splitlines()[-1] == f"Error: Invalid value for '--memo-mib': {wanted}"
+    )
 
 
 def test_refuses_plaintext_without_insecure() -> None:
@@ -196,12 +220,13 @@ def test_token_only_in_the_kubeconfig_secret_even_at_debug() -> None:
     assert responses[2].results[0].severity == fnv1.SEVERITY_FATAL
 
 
+@pytest.mark.parametrize("memo", [(), ("--memo-mib=1",)], ids=["default-memo", "1-mib-memo"])
 def test_debug_logs_one_line_per_call_naming_the_xr_its_pass_and_the_memo(
-    tmp_path: Path,
+    tmp_path: Path, memo: tuple[str, ...]
 ) -> None:
     first_pass = request(coreweave_xr(), cluster_up())
     final_pass = request(coreweave_xr(), cluster_up(), CREDENTIALS)
-    with serving("--insecure", "--debug") as (address, process):
+    with serving("--insecure", "--debug", *memo) as (address, process):
         with grpc.insecure_channel(address) as channel:
             stub = grpcv1.FunctionRunnerServiceStub(channel)
             for req in (first_pass, final_pass, first_pass, final_pass):
