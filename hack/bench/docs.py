@@ -316,7 +316,10 @@ def sizing(figures: Figures) -> str:
         f"≈ {fleet(cw_capacity, cw_newer)} CoreWeaveClusters on v2.4 ({cw_capacity:.0f} {TIMES} 60 "
         f"/ {cw_older} {TIMES} 0.5 ≈ {fleet(cw_capacity, cw_older)} on v2.1{DASH}v2.3) or "
         f"{civo_capacity:.0f} {TIMES} 60 / {civo_newer} {TIMES} 0.5 ≈ {fleet(civo_capacity, civo_newer)} "
-        "CivoClusters. Two replicas are for availability; add one per that many XRs. On "
+        "CivoClusters, as long as every replica's memo holds the whole fleet (next bullet): "
+        "past it, calls are composed afresh at several times the cost, which more replicas do "
+        "not fix, since each sees every XR; `--memo-mib` does. Two replicas are for "
+        "availability; add one per that many XRs. On "
         "your own nodes, run `make bench` there (`bench/README.md`) and read the same "
         "figures, or scale these by the no-op floor's CPU per call, which calibrates a "
         "machine.",
