@@ -25,10 +25,14 @@ from typing import Any
 
 import yaml
 
-from harness.package_names import dependency_name
+from harness.package_names import (
+    CONFIGURATIONS,
+    configuration_package_file,
+    declared,
+    dependency_name,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGURATIONS = ROOT / "configurations"
 # The name users who install by hand give the Function (examples/function.yaml); the
 # Compositions in apis/ call it so.
 HAND_INSTALLED_FUNCTION = "function-inference-clusters"
@@ -46,7 +50,7 @@ class Cloud:
 
     @property
     def package_file(self) -> str:
-        return f"configuration-{self.name}.xpkg"
+        return configuration_package_file(self.name)
 
 
 CLOUDS = (
@@ -62,19 +66,16 @@ def load(path: Path) -> dict[str, Any]:
     return loaded
 
 
-def function_dependency(meta: dict[str, Any]) -> dict[str, Any]:
+def function_dependency(cloud: Cloud) -> dict[str, Any]:
     """The package's one Function dependency: the function its Composition calls."""
-    (function,) = [d for d in meta["spec"]["dependsOn"] if d.get("kind") == "Function"]
+    (function,) = [d for d in declared(cloud.name) if d.get("kind") == "Function"]
     return dict(function)
 
 
 def packaged_function_name() -> str:
     """The name the package manager installs the Configurations' function under: the same for
     every cloud, so both Configurations share one Function."""
-    (name,) = {
-        dependency_name(function_dependency(load(c.source / "crossplane.yaml"))["package"])
-        for c in CLOUDS
-    }
+    (name,) = {dependency_name(function_dependency(c)["package"]) for c in CLOUDS}
     return name
 
 
@@ -82,7 +83,7 @@ def packaged_composition(cloud: Cloud) -> dict[str, Any]:
     """apis/<kind>/composition.yaml with its pipeline calling the function by the name the
     package manager installs the Configuration's function dependency under."""
     composition = copy.deepcopy(load(cloud.api / "composition.yaml"))
-    name = dependency_name(function_dependency(load(cloud.source / "crossplane.yaml"))["package"])
+    name = dependency_name(function_dependency(cloud)["package"])
     for step in composition["spec"]["pipeline"]:
         if step["functionRef"]["name"] != HAND_INSTALLED_FUNCTION:
             raise SystemExit(

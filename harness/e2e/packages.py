@@ -22,10 +22,15 @@ from typing import Any
 
 import yaml
 
-from harness.package_names import dependency_name
+from harness.package_names import (
+    CONFIGURATION_CLOUDS,
+    configuration_package_file,
+    declared,
+    dependency_name,
+)
 
 from . import kinds
-from .binaries import REPO, versions
+from .binaries import versions
 from .controlplane import ControlPlane
 from .kube import Kind, is_true, wait_for
 from .runtime import report_runtime_status, runtime_healthy, write_tls_secret
@@ -188,8 +193,6 @@ def report_runtime(
     return False
 
 
-# configurations/<cloud>/: each Configuration package's metadata (hack/configurations.py).
-CONFIGURATIONS = REPO / "configurations"
 # The label naming the package a revision belongs to.
 PARENT_PACKAGE = "pkg.crossplane.io/package"
 # What the suite applies of examples/configurations.yaml, by kind (its ImageConfig names a
@@ -201,15 +204,13 @@ USER_APPLIED = {
     "Configuration": kinds.CONFIGURATION,
 }
 PACKAGE_KINDS = ("Function", "Provider", "Configuration")
-# The Configurations `make xpkg` builds (hack/configurations.py), by cloud.
-CLOUDS = ("coreweave", "civo")
 # Pulling and establishing seven packages from a local registry takes seconds; this is for a
 # slow, shared VM.
 INSTALL_SECONDS = 300
 
 
 def configuration_file(repo: Path, cloud: str) -> Path:
-    return repo / "build" / f"configuration-{cloud}.xpkg"
+    return repo / "build" / configuration_package_file(cloud)
 
 
 def function_file(repo: Path) -> Path:
@@ -234,7 +235,9 @@ def brought_by_configurations(repo: Path) -> set[str]:
         for doc in yaml.safe_load_all((repo / "examples" / "configurations.yaml").read_text())
         if doc and doc["kind"] in PACKAGE_KINDS
     }
-    return created | {dependency_name(d["package"]) for cloud in CLOUDS for d in declared(cloud)}
+    return created | {
+        dependency_name(d["package"]) for cloud in CONFIGURATION_CLOUDS for d in declared(cloud)
+    }
 
 
 def report_package_runtimes(
@@ -284,7 +287,7 @@ def install_configurations(
         function_file(repo),
         f"127.0.0.1:{port}/modelplane/function-inference-clusters:{version}",
     )
-    for cloud in CLOUDS:
+    for cloud in CONFIGURATION_CLOUDS:
         push(plane, configuration_file(repo, cloud), configuration_reference(port, cloud, version))
     mirror_public_registries(plane, (FUNCTION_PREFIX,))
     # As examples/configurations.yaml has a user install them: the runtime config of
@@ -307,12 +310,6 @@ def install_configurations(
         interval=1,
     )
     return time.monotonic() - started
-
-
-def declared(cloud: str) -> list[dict[str, Any]]:
-    """What a cloud's Configuration depends on (its crossplane.yaml's spec.dependsOn)."""
-    meta: dict[str, Any] = yaml.safe_load((CONFIGURATIONS / cloud / "crossplane.yaml").read_text())
-    return list(meta["spec"]["dependsOn"])
 
 
 def configuration_reference(registry_port: int, cloud: str, version: str) -> str:

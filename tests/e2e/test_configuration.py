@@ -16,22 +16,21 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from hack.configurations import CONFIGURATIONS, dependency_name
+from hack.configurations import dependency_name
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.controlplane import ControlPlane
 from harness.e2e.engine import Engine
 from harness.e2e.kube import is_true
 from harness.e2e.packages import (
-    CLOUDS,
     configuration_file,
-    declared,
     function_file,
     install_configurations,
 )
 from harness.e2e.runtime import package_version
 from harness.e2e.scene import apply_documents, wait_established
 from harness.e2e.suite import SHARED_CRDS
+from harness.package_names import CONFIGURATION_CLOUDS, CONFIGURATIONS, declared
 
 
 def activated(cloud: str) -> list[str]:
@@ -69,7 +68,7 @@ def test_the_configurations_install_with_what_they_depend_on(
     bare_plane: ControlPlane, summary: list[str], engine: Engine
 ) -> None:
     plane, version = bare_plane, f"v{package_version()}"
-    for cloud in CLOUDS:
+    for cloud in CONFIGURATION_CLOUDS:
         if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
             pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
     # The APIs installed by hand first, 0.2.0's way: the Configurations must take them over
@@ -80,7 +79,7 @@ def test_the_configurations_install_with_what_they_depend_on(
     # Every dependency at the highest version its constraint allows among those served (each
     # is served at one version: the one make e2e proves), under the name derived from its
     # repository, its spec.package the public reference.
-    dependencies = {d["package"]: d for cloud in CLOUDS for d in declared(cloud)}
+    dependencies = {d["package"]: d for cloud in CONFIGURATION_CLOUDS for d in declared(cloud)}
     installed = {
         p["metadata"]["name"]: p["spec"]["package"]
         for kind in (kinds.PROVIDER, kinds.FUNCTION)
@@ -125,7 +124,7 @@ def test_the_configurations_install_with_what_they_depend_on(
     # SafeStart: exactly what the activation policies list is active and has a CRD.
     mrds = {m["metadata"]["name"]: m["spec"].get("state") for m in plane.api.list(kinds.MRD)}
     active = sorted(name for name, state in mrds.items() if state == "Active")
-    assert active == sorted(name for cloud in CLOUDS for name in activated(cloud))
+    assert active == sorted(name for cloud in CONFIGURATION_CLOUDS for name in activated(cloud))
     wait_established(plane, kinds.MRD, active)
     crds = {c["metadata"]["name"] for c in plane.api.list(kinds.CRD)}
     assert {name for name in mrds if name in crds} == set(active)

@@ -29,7 +29,6 @@ from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.engine import Engine
 from harness.e2e.packages import (
-    CLOUDS,
     brought_by_configurations,
     configuration_file,
     function_file,
@@ -39,6 +38,7 @@ from harness.e2e.packages import (
 from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
 from harness.e2e.suite import SHARED_CRDS, Suite
 from harness.e2e.user_cli import run_as_user, user_environment
+from harness.package_names import CONFIGURATION_CLOUDS
 
 # The API reference's examples, as the README applies them.
 XRS = (
@@ -63,7 +63,7 @@ def test_the_readme_installs_and_brings_up_a_cluster_of_each_kind(
     fresh_suite: Suite, engine: Engine, summary: list[str], tmp_path: Path
 ) -> None:
     suite = fresh_suite
-    for cloud in CLOUDS:
+    for cloud in CONFIGURATION_CLOUDS:
         if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
             pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
     # What the public registries serve: the providers' packages (the README has users push
