@@ -312,7 +312,6 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     scraped_at_creation = window.scrape_crossplane(
         window.crossplane_metrics_port(snapshot(suite.plane.processes.log_dir))
     )
-    say(f"creating {len(members)} XRs ...")
     log_dir = suite.plane.processes.log_dir
     say(f"the function with no XR, {UPKEEP_SECONDS:g} s ...")
     quiet_from = window.function_counters(window.scrape_function(suite))
@@ -328,6 +327,7 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
             window.costs(quiet_before, quiet_after, None),
         )
     )
+    say(f"creating {len(members)} XRs ...")
     phase = time.monotonic()
     function_at_creation = window.function_counters(window.scrape_function(suite))
     before = window.usages_now(log_dir)
