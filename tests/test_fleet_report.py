@@ -194,6 +194,14 @@ BENCH = BenchConcurrent(
     callers=32,
     fleet=1024,
     cpu_us_per_call={"CoreWeaveCluster": 2000, "CivoCluster": 1200},
+    serial_cpu_us_per_call={"CoreWeaveCluster": 2500, "CivoCluster": 1500},
+    serial_fleet=1024,
+)
+# 1 500 calls in 200 s, 150 in 150 s.
+AT_RATES = (
+    "Bring-up here averaged 7.50 calls a second and the idle window 1.00, one call at a time as "
+    "in the bench's serial phase, where a call cost 2500 µs (CoreWeaveCluster) and 1500 µs "
+    "(CivoCluster) over 1024 XRs: the idle window "
 )
 
 
@@ -330,8 +338,8 @@ NOT_THE_BENCH = (
             BENCH,
             # 3 000 / 2 000 = 1.5 and 3 000 / 1 200 = 2.5; 6 000 / 2 000 = 3.0 and / 1 200 = 5.0.
             f"{BESIDE_THE_WINDOW} {BESIDE_THE_BENCH}bring-up here cost 1.5\u20132.5 times that, "
-            f"the idle window 3.0\u20135.0 times. {NOT_THE_BENCH}1.9 of them busy on average in "
-            "bring-up and 1.5 in the idle window.",
+            f"the idle window 3.0\u20135.0 times. {AT_RATES}cost 2.4\u20134.0 times that. "
+            f"{NOT_THE_BENCH}1.9 of them busy on average in bring-up and 1.5 in the idle window.",
         ),
         (
             [BRING_UP_CALLS],
@@ -360,7 +368,8 @@ NOT_THE_BENCH = (
             "interpreter); beyond that upkeep a call cost 2867 µs in bring-up and 5000 µs in the "
             f"idle window. {BESIDE_THE_BENCH}bring-up here cost 1.5\u20132.5 times that, the idle "
             "window 3.0\u20135.0 times, and beyond the upkeep 1.4\u20132.4 times in bring-up, "
-            f"2.5\u20134.2 times in the idle window. {NOT_THE_BENCH}0.5 of them busy on average "
+            f"2.5\u20134.2 times in the idle window. {AT_RATES}beyond its upkeep cost "
+            f"2.0\u20133.3 times that. {NOT_THE_BENCH}0.5 of them busy on average "
             "with no XRs and 1.9 in bring-up and 1.5 in the idle window.",
         ),
         ([], BENCH, "No per-call figures: the run stopped before the fleet was created."),

@@ -26,4 +26,8 @@ def concurrent(results: Path = RESULTS) -> BenchConcurrent | None:
             for (kind, shape), servers in figures.concurrent.items()
             if shape == NOISY
         },
+        serial_cpu_us_per_call={
+            kind: us for (kind, shape), us in figures.serial_cpu.items() if shape == NOISY
+        },
+        serial_fleet=max(max(by_fleet) for by_fleet in figures.serial_ratio.values()),
     )

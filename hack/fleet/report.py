@@ -139,6 +139,10 @@ class BenchConcurrent:
     fleet: int
     # The function's server CPU µs per call, by XR kind, for requests with metadata noise.
     cpu_us_per_call: dict[str, int]
+    # The same, called one at a time (the serial phase) over its largest fleet, serial_fleet: a
+    # converged fleet's calls at rest come about that way.
+    serial_cpu_us_per_call: dict[str, int] = dataclasses.field(default_factory=dict)
+    serial_fleet: int = 0
 
 
 @dataclasses.dataclass
@@ -455,9 +459,9 @@ def per_call_method(reconcile_rate: int, size: int) -> str:
     )
 
 
-def _times(us_per_call: float, bench: BenchConcurrent) -> str:
-    """A figure over the bench's CPU per call, as one ratio or the range over its kinds."""
-    ratios = sorted(ratio(us_per_call, us) for us in bench.cpu_us_per_call.values())
+def _times(us_per_call: float, by_kind: dict[str, int]) -> str:
+    """A figure over the bench's CPU per call by kind, as one ratio or the range over kinds."""
+    ratios = sorted(ratio(us_per_call, us) for us in by_kind.values())
     if not ratios:
         return "n/a"
     low, high = fmt(ratios[0], 1), fmt(ratios[-1], 1)
@@ -508,12 +512,13 @@ def per_call_comparison(
         )
     else:
         cited = " and ".join(f"{us} µs ({kind})" for kind, us in bench.cpu_us_per_call.items())
-        compared = f"bring-up here cost {_times(during, bench)} that"
+        compared = f"bring-up here cost {_times(during, bench.cpu_us_per_call)} that"
         if idle is not None:
-            compared += f", the idle window {_times(_us_per_call(idle), bench)}"
+            compared += f", the idle window {_times(_us_per_call(idle), bench.cpu_us_per_call)}"
         if not math.isnan(upkeep):
             compared += ", and beyond the upkeep " + ", ".join(
-                f"{_times(_above_upkeep(p, upkeep), bench)} {IN_PHASE[p.phase]}" for p in beyond
+                f"{_times(_above_upkeep(p, upkeep), bench.cpu_us_per_call)} {IN_PHASE[p.phase]}"
+                for p in beyond
             )
         sentences.append(
             f"The bench's heaviest concurrent load ({bench.callers} callers over a fleet of "
@@ -521,6 +526,19 @@ def per_call_comparison(
             f"[`bench/results.md`](results.md) of {bench.date}), the figure docs/operations.md "
             f"sizes replicas with, cost the function {cited} per call: {compared}."
         )
+        if idle is not None and bench.serial_cpu_us_per_call:
+            serial = " and ".join(
+                f"{us} µs ({kind})" for kind, us in bench.serial_cpu_us_per_call.items()
+            )
+            at_rest = _us_per_call(idle) if math.isnan(upkeep) else _above_upkeep(idle, upkeep)
+            sentences.append(
+                f"Bring-up here averaged {fmt(ratio(bring_up.calls, bring_up.seconds), 2)} calls "
+                f"a second and the idle window {fmt(ratio(idle.calls, idle.seconds), 2)}, one "
+                "call at a time as in the bench's serial phase, where a call cost "
+                f"{serial} over {bench.serial_fleet} XRs: the idle window "
+                + ("" if math.isnan(upkeep) else "beyond its upkeep ")
+                + f"cost {_times(at_rest, bench.serial_cpu_us_per_call)} that."
+            )
     first, *rest = (
         (fmt(ratio(p.machine_cpu_seconds, p.seconds), 1), IN_PHASE.get(p.phase, p.phase))
         for p in phases
