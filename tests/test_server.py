@@ -60,6 +60,13 @@ def serving(
         process.wait(timeout=10)
 
 
+def exited(*flags: str) -> subprocess.CompletedProcess[str]:
+    """The function started with flags and run to its exit (a refusal or a startup failure)."""
+    return subprocess.run(
+        [FUNCTION, *flags], capture_output=True, text=True, check=False, timeout=30
+    )
+
+
 def test_help_lists_the_sdk_standard_options() -> None:
     done = subprocess.run([FUNCTION, "--help"], capture_output=True, text=True, check=True)
     for flag in ("--address", "0.0.0.0:9443", "--tls-certs-dir", "--insecure", "--debug"):
@@ -75,13 +82,7 @@ def test_help_lists_the_sdk_standard_options() -> None:
 
 @pytest.mark.parametrize("flag", ["--metrics-address", "--health-address"])
 def test_refuses_an_address_without_a_port(flag: str) -> None:
-    done = subprocess.run(
-        [FUNCTION, "--insecure", f"{flag}=localhost"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
-    )
+    done = exited("--insecure", f"{flag}=localhost")
     assert done.returncode == 2
     assert done.stderr.strip() == (
         f'function: {flag}: "localhost" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
@@ -110,13 +111,7 @@ def test_exits_nonzero_when_a_side_address_is_taken(flag: str, message: str) -> 
         address = f"127.0.0.1:{taken.getsockname()[1]}"
         side_ports = {side: side for side in NO_SIDE_PORTS}
         side_ports[f"{flag}="] = f"{flag}={address}"
-        done = subprocess.run(
-            [FUNCTION, "--insecure", f"--address=127.0.0.1:{free_port()}", *side_ports.values()],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        )
+        done = exited("--insecure", f"--address=127.0.0.1:{free_port()}", *side_ports.values())
     assert done.returncode == 1
     # The last line is the function's own; gRPC's C core may log its bind failure before it.
     assert done.stderr.strip().splitlines()[-1] == message.format(address=address)
@@ -124,13 +119,7 @@ def test_exits_nonzero_when_a_side_address_is_taken(flag: str, message: str) -> 
 
 @pytest.mark.parametrize("value", ["0", "-1", "lots"])
 def test_refuses_a_memo_of_no_size(value: str) -> None:
-    done = subprocess.run(
-        [FUNCTION, "--insecure", f"--memo-mib={value}"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
-    )
+    done = exited("--insecure", f"--memo-mib={value}")
     assert done.returncode == 2
     wanted = (
         f"'{value}' is not a valid integer range."
@@ -143,7 +132,7 @@ def test_refuses_a_memo_of_no_size(value: str) -> None:
 
 
 def test_refuses_plaintext_without_insecure() -> None:
-    done = subprocess.run([FUNCTION], capture_output=True, text=True, check=False, timeout=30)
+    done = exited()
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "function: mTLS needs --tls-certs-dir (or TLS_SERVER_CERTS_DIR) holding tls.crt, "
@@ -156,29 +145,14 @@ def test_exits_nonzero_when_the_address_is_taken() -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [FUNCTION, "--insecure", f"--address=127.0.0.1:{port}", *NO_SIDE_PORTS],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        )
+        done = exited("--insecure", f"--address=127.0.0.1:{port}", *NO_SIDE_PORTS)
     assert done.returncode == 1
     assert f"function: cannot serve on 127.0.0.1:{port}: Failed to bind" in done.stderr
 
 
 def test_exits_nonzero_when_tls_files_are_missing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            FUNCTION,
-            f"--tls-certs-dir={tmp_path}",
-            f"--address=127.0.0.1:{free_port()}",
-            *NO_SIDE_PORTS,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
+    done = exited(
+        f"--tls-certs-dir={tmp_path}", f"--address=127.0.0.1:{free_port()}", *NO_SIDE_PORTS
     )
     assert done.returncode == 1
     assert f"No such file or directory: '{tmp_path}/tls.crt'" in done.stderr
