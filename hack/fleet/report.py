@@ -495,7 +495,7 @@ def per_call_comparison(
     upkeep = upkeep_per_second(phases)
     beyond = [p for p in (bring_up, idle) if p is not None]
     if not math.isnan(upkeep):
-        (measured,) = [p for p in phases if p.phase == UPKEEP]
+        measured = by_phase[UPKEEP]
         above = " and ".join(
             f"{fmt(_above_upkeep(p, upkeep), 0)} µs {IN_PHASE[p.phase]}" for p in beyond
         )
@@ -604,6 +604,7 @@ def headline(run: Run) -> list[str]:
 
 def render(run: Run) -> str:
     xrs = sum(k.created for k in run.kinds)
+    upkeep = upkeep_per_second(run.per_call)
     function = _function_cost(run)
     function_memory = (
         f"Function RSS at the window's end: **{mib(function.rss_bytes)} MiB** "
@@ -769,7 +770,7 @@ def render(run: Run) -> str:
                 "in calls, µs per call",
                 "in calls, share of the phase",
             ],
-            [per_call_row(p, upkeep_per_second(run.per_call)) for p in run.per_call],
+            [per_call_row(p, upkeep) for p in run.per_call],
         ),
         "",
         wrap(per_call_method(run.reconcile_rate, run.size)),
