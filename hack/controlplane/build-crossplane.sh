@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds Crossplane core from the Go module proxy into the version-keyed cache, with the CRDs
-# `crossplane core init` installs (skipped when cached): every version of CROSSPLANE_VERSIONS,
+# `crossplane core init` installs (skipped when cached): every Crossplane of MATRIX_ROWS,
 # or the versions given as arguments.
 #
 # Two module layouts: up to v2.2 the apis live inside the module and the version variable is
@@ -41,7 +41,7 @@ build_one() {
 }
 
 if (($# == 0)); then
-  IFS=, read -r -a versions <<<"$CROSSPLANE_VERSIONS"
+  mapfile -t versions < <(matrix_column 1)
   set -- "${versions[@]}"
 fi
 for version in "$@"; do

@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# Builds etcd from the Go module proxy into the version-keyed cache (skipped when cached).
-# The server's main package is go.etcd.io/etcd/server/v3 itself.
+# Builds the etcd of every Kubernetes of MATRIX_ROWS (ETCD_FOR_KUBERNETES) from the Go module
+# proxy into the version-keyed cache (each skipped when cached). The server's main package is
+# go.etcd.io/etcd/server/v3 itself.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-version="$ETCD_VERSION"
-if is_cached etcd "$version" etcd; then exit 0; fi
+build_one() {
+  local version="$1"
+  if is_cached etcd "$version" etcd; then return 0; fi
+  log "building etcd $version"
+  throwaway_module
+  cd "$work"
+  GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$version" >&2
+  GOFLAGS=-mod=mod go build -o "$work/etcd" go.etcd.io/etcd/server/v3
+  install_atomically "$work/etcd" "$(component_dir etcd "$version")/etcd"
+  log "installed $(component_dir etcd "$version")/etcd"
+}
 
-log "building etcd $version"
-throwaway_module
-cd "$work"
-GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$version" >&2
-GOFLAGS=-mod=mod go build -o "$work/etcd" go.etcd.io/etcd/server/v3
-install_atomically "$work/etcd" "$(component_dir etcd "$version")/etcd"
-log "installed $(component_dir etcd "$version")/etcd"
+built=" "
+while read -r kubernetes; do
+  version="$(etcd_for "$kubernetes")"
+  [[ "$built" == *" $version "* ]] && continue
+  built+="$version "
+  # A subshell per version: each has its own work folder and EXIT trap.
+  (build_one "$version")
+done < <(matrix_column 2)

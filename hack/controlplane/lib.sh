@@ -7,6 +7,32 @@ while IFS='=' read -r name value; do
   [[ -n "${!name:-}" ]] || declare "$name=$value"
 done < "$(dirname "${BASH_SOURCE[0]}")/versions.env"
 
+# matrix_column N -> each version column N of MATRIX_ROWS names (1 Crossplane, 2 Kubernetes,
+# 3 provider-kubernetes), once, in the rows' order: what the build scripts build.
+matrix_column() {
+  local row seen=" "
+  IFS=, read -r -a rows <<<"$MATRIX_ROWS"
+  for row in "${rows[@]}"; do
+    local value
+    value="$(cut -d/ -f"$1" <<<"$row")"
+    [[ -n "$value" ]] || { echo "versions.env: MATRIX_ROWS row '$row' has no column $1" >&2; return 1; }
+    [[ "$seen" == *" $value "* ]] && continue
+    seen+="$value "
+    echo "$value"
+  done
+}
+
+# etcd_for KUBERNETES -> the etcd release ETCD_FOR_KUBERNETES pairs with that Kubernetes.
+etcd_for() {
+  local pair
+  IFS=, read -r -a pairs <<<"$ETCD_FOR_KUBERNETES"
+  for pair in "${pairs[@]}"; do
+    [[ "${pair%%:*}" == "$1" ]] && { echo "${pair#*:}"; return 0; }
+  done
+  echo "versions.env: ETCD_FOR_KUBERNETES names no etcd for Kubernetes $1" >&2
+  return 1
+}
+
 # Outside the clone so `git clean` and fresh clones reuse the binaries; keyed by version below.
 cache_root="${FIC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/function-inference-clusters}"
 bin_root="$cache_root/bin"
