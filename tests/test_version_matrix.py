@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.e2e.binaries import etcd_for, locate
 from harness.e2e.calls import Call, Reconciles, read_reconciles, reconciles_of
 from harness.e2e.engine import Engine, engines
 from harness.e2e.kinds import CIVO_CLUSTER_XR, COREWEAVE_CLUSTER_XR
@@ -28,13 +29,47 @@ def _semver(version: str) -> tuple[int, ...]:
     return tuple(int(p) for p in version.removeprefix("v").split("."))
 
 
-def test_the_matrix_runs_v2_4_first_then_v2_3_and_keeps_v2_1_as_the_oldest() -> None:
+def test_the_matrix_runs_the_newest_first_modelplanes_next_and_keeps_the_oldest() -> None:
+    """Each row is what runs together: the newest of each that builds, then Modelplane's
+    Crossplane and provider-kubernetes, then the oldest this function supports, on the
+    Kubernetes before."""
     matrix = engines()
-    assert [e.version for e in matrix] == ["v2.4.0", "v2.3.4", "v2.1.0"]
+    assert [e.test_id for e in matrix] == [
+        "crossplane-v2.4.0+kubernetes-v1.37.2+provider-kubernetes-v1.3.1+provider-helm-v1.3.0",
+        "crossplane-v2.3.4+kubernetes-v1.37.2+provider-kubernetes-v1.3.0+provider-helm-v1.3.0",
+        "crossplane-v2.1.0+kubernetes-v1.36.5+provider-kubernetes-v1.2.1+provider-helm-v1.3.0",
+    ]
     assert [e.primary for e in matrix] == [True, False, False]
-    assert matrix[1].test_id == (
-        "crossplane-v2.3.4+kubernetes-v1.36.5+provider-kubernetes-v1.2.1+provider-helm-v1.3.0"
-    )
+    assert [locate(e.row).kubectl for e in matrix] == [locate(matrix[0].row).kubectl] * 3
+    assert locate(matrix[2].row).kube_apiserver.parent.name == "kube-v1.36.5"
+    assert locate(matrix[1].row).provider_kubernetes.parent.name == "provider-kubernetes-v1.3.0"
+    # Each Kubernetes on the etcd its kube-apiserver is built and tested with.
+    assert [locate(e.row).etcd.parent.name for e in matrix] == [
+        "etcd-v3.7.0",
+        "etcd-v3.7.0",
+        "etcd-v3.6.8",
+    ]
+
+
+def test_a_kubernetes_without_its_etcd_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match=re.escape("names no etcd for Kubernetes v1.35.0")):
+        etcd_for("v1.35.0")
+
+
+@pytest.mark.parametrize(
+    ("rows_", "message"),
+    [
+        ("", "MATRIX_ROWS lists no row"),
+        ("v2.4.0/v1.37.2", "row 'v2.4.0/v1.37.2' is not CROSSPLANE/KUBERNETES/PROVIDER_KUBERNETES"),
+        ("v2.4.0//v1.3.1", "row 'v2.4.0//v1.3.1' is not CROSSPLANE/KUBERNETES/PROVIDER_KUBERNETES"),
+    ],
+)
+def test_a_malformed_row_is_refused_naming_it(
+    rows_: str, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MATRIX_ROWS", rows_ or ",")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        engines()
 
 
 def test_the_package_admits_every_engine_and_starts_at_the_oldest() -> None:
@@ -62,6 +97,10 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
         "crossplane-v2.1.0-rest",
         "crossplane-v2.1.0-coreweave",
     ]
+    # The autoscaled pools: a shard with the upgrade test on the primary, the short rest shard
+    # on an older engine.
+    assert shard_of("test_autoscaled_pools", v2_3) == "crossplane-v2.3.4-rest"
+    assert shard_of("test_provider_upgrade", primary) == "crossplane-v2.4.0-install"
     assert shard_of("test_faults", primary) == "crossplane-v2.4.0-faults"
     assert shard_of("test_autoscaled_pools", primary) == "crossplane-v2.4.0-pools-and-upgrade"
     assert shard_of("test_civo", primary) == "crossplane-v2.4.0-rest"

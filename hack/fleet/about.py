@@ -8,7 +8,7 @@ import platform
 import psutil
 
 from hack import provenance
-from harness.e2e.binaries import versions
+from harness.e2e.binaries import etcd_for, versions
 from harness.e2e.engine import Engine
 from harness.e2e.runtime import package_version
 
@@ -28,9 +28,9 @@ def software(engine: Engine) -> dict[str, str]:
     return {
         "function": f"{package_version()} from the working tree at {provenance.commit()}",
         "Crossplane": engine.version,
-        "Kubernetes": pinned["KUBE_VERSION"],
-        "etcd": pinned["ETCD_VERSION"],
-        "provider-kubernetes": pinned["PROVIDER_KUBERNETES_VERSION"],
+        "Kubernetes": engine.kubernetes,
+        "etcd": etcd_for(engine.kubernetes),
+        "provider-kubernetes": engine.provider_kubernetes,
         "provider-helm": pinned["PROVIDER_HELM_VERSION"],
         "Python": platform.python_version(),
     }

@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     args = parse_args(argv)
     engine = next(e for e in engines() if e.primary)
-    binaries = locate(engine.version)
+    binaries = locate(engine.row)
     missing = binaries.missing()
     if missing:
         print(f"fleet: binaries not built, e.g. {missing[0]}; run `make controlplane`")

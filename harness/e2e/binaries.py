@@ -83,25 +83,71 @@ class Binaries:
         ]
 
 
-def locate(crossplane_version: str) -> Binaries:
-    """The binaries of one engine of the matrix: that Crossplane, and everything else the
-    matrix runs under every engine."""
+@dataclass(frozen=True)
+class Row:
+    """One row of MATRIX_ROWS: what runs together on one engine."""
+
+    crossplane: str
+    kubernetes: str
+    provider_kubernetes: str
+
+
+def rows() -> list[Row]:
+    """MATRIX_ROWS of hack/controlplane/versions.env, primary first."""
+    listed = [r.strip() for r in versions()["MATRIX_ROWS"].split(",") if r.strip()]
+    if not listed:
+        raise ValueError("hack/controlplane/versions.env: MATRIX_ROWS lists no row")
+    found = []
+    for row in listed:
+        parts = row.split("/")
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(
+                f"hack/controlplane/versions.env: MATRIX_ROWS row {row!r} is not "
+                "CROSSPLANE/KUBERNETES/PROVIDER_KUBERNETES"
+            )
+        found.append(Row(*parts))
+    return found
+
+
+def provider_kubernetes(version: str) -> tuple[Path, Path]:
+    """That provider-kubernetes' binary and CRD folder, as build-provider-kubernetes.sh leaves
+    them (the upgrade test runs two)."""
+    folder = cache_root() / "bin" / f"provider-kubernetes-{version}"
+    return folder / "provider", folder / "crds"
+
+
+def etcd_for(kubernetes: str) -> str:
+    """The etcd release ETCD_FOR_KUBERNETES pairs with that Kubernetes."""
+    for pair in versions()["ETCD_FOR_KUBERNETES"].split(","):
+        named, _, etcd = pair.strip().partition(":")
+        if named == kubernetes and etcd:
+            return etcd
+    raise ValueError(
+        f"hack/controlplane/versions.env: ETCD_FOR_KUBERNETES names no etcd for Kubernetes "
+        f"{kubernetes}"
+    )
+
+
+def locate(row: Row) -> Binaries:
+    """The binaries of one row of the matrix, and what every row shares: one etcd, registry,
+    provider-helm, crank, and the primary row's kubectl (build-kube.sh builds one client)."""
     v = versions()
     bin_root = cache_root() / "bin"
-    crossplane = bin_root / f"crossplane-{crossplane_version}"
-    provider = bin_root / f"provider-kubernetes-{v['PROVIDER_KUBERNETES_VERSION']}"
+    crossplane = bin_root / f"crossplane-{row.crossplane}"
+    provider, provider_crds = provider_kubernetes(row.provider_kubernetes)
     provider_helm = bin_root / f"provider-helm-{v['PROVIDER_HELM_VERSION']}"
-    kube = bin_root / f"kube-{v['KUBE_VERSION']}"
+    kube = bin_root / f"kube-{row.kubernetes}"
+    client = bin_root / f"kube-{rows()[0].kubernetes}"
     return Binaries(
-        etcd=bin_root / f"etcd-{v['ETCD_VERSION']}" / "etcd",
+        etcd=bin_root / f"etcd-{etcd_for(row.kubernetes)}" / "etcd",
         kube_apiserver=kube / "kube-apiserver",
         kube_controller_manager=kube / "kube-controller-manager",
-        kubectl=kube / "kubectl",
+        kubectl=client / "kubectl",
         crossplane=crossplane / "crossplane",
         crossplane_crds=crossplane / "crds",
         registry=bin_root / f"registry-{v['GGCR_VERSION']}-{_registry_source_hash()}" / "registry",
-        provider_kubernetes=provider / "provider",
-        provider_kubernetes_crds=provider / "crds",
+        provider_kubernetes=provider,
+        provider_kubernetes_crds=provider_crds,
         provider_helm=provider_helm / "provider",
         provider_helm_crds=provider_helm / "crds",
         helm=helm(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .binaries import versions
+from .binaries import Row, rows, versions
 
 # Crossplane v2.2.0 stopped installing any object from a Function package: its FunctionRevision
 # controller wraps the establisher in an empty filter ("The xpkg spec allows for CRDs to be
@@ -74,6 +74,11 @@ class Engine:
         XR at once; otherwise it is seen at the XR's next poll."""
         return _semver(self.version) >= TRACKS_REQUIRED_RESOURCES_FROM
 
+    @property
+    def row(self) -> Row:
+        """Its row of the matrix: what harness/e2e/binaries.py locates its binaries by."""
+        return Row(self.version, self.kubernetes, self.provider_kubernetes)
+
     def calls_per_converged_reconcile(self, requires_resources: bool) -> int:
         """The function calls one converged reconcile of an XR takes.
 
@@ -88,20 +93,18 @@ class Engine:
 
 
 def engines() -> list[Engine]:
-    """CROSSPLANE_VERSIONS of hack/controlplane/versions.env, primary first."""
-    matrix = versions()
-    listed = [v.strip() for v in matrix["CROSSPLANE_VERSIONS"].split(",") if v.strip()]
-    if not listed:
-        raise ValueError("hack/controlplane/versions.env: CROSSPLANE_VERSIONS lists no version")
-    for version in listed:
-        _semver(version)
+    """MATRIX_ROWS of hack/controlplane/versions.env, primary first."""
+    matrix = rows()
+    for row in matrix:
+        _semver(row.crossplane)
+    helm = versions()["PROVIDER_HELM_VERSION"]
     return [
         Engine(
-            version,
+            row.crossplane,
             primary=index == 0,
-            kubernetes=matrix["KUBE_VERSION"],
-            provider_kubernetes=matrix["PROVIDER_KUBERNETES_VERSION"],
-            provider_helm=matrix["PROVIDER_HELM_VERSION"],
+            kubernetes=row.kubernetes,
+            provider_kubernetes=row.provider_kubernetes,
+            provider_helm=helm,
         )
-        for index, version in enumerate(listed)
+        for index, row in enumerate(matrix)
     ]

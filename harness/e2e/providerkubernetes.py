@@ -10,15 +10,19 @@ a publicly trusted certificate), so this process alone trusts the local CA, via 
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 from harness.fixtures import free_port
 
 from .certs import issue
 from .controlplane import ControlPlane
 from .kube import answers_ok
+from .scene import install_crds
 
-# Fixed in v1.2.1: controller-runtime's default webhook port (it serves a conversion webhook for
-# its legacy cluster-scoped Object API) and metrics address; neither has a flag.
+# controller-runtime's default webhook port (it serves a conversion webhook for its legacy
+# cluster-scoped Object API) and metrics address: fixed in v1.2.1, the defaults of v1.3's
+# --webhook-port and --metrics-bind-address. Every row binds them, so a worker has its own
+# network namespace (harness/e2e/shards.py).
 FIXED_PORTS = (9443, 8080)
 STARTUP_SECONDS = 120
 PROCESS_NAME = "provider-kubernetes"
@@ -38,6 +42,8 @@ class ProviderKubernetes:
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane
         self.server_side_apply = True
+        # The binary that runs: the row's, until upgrade() replaces it.
+        self.binary = plane.binaries.provider_kubernetes
 
     def start(self, server_side_apply: bool = True, poll: str = "") -> None:
         """Starts it in server-side apply mode (its default) or client-side mode; `poll` (e.g.
@@ -61,7 +67,7 @@ class ProviderKubernetes:
         plane.processes.start(
             PROCESS_NAME,
             [
-                str(plane.binaries.provider_kubernetes),
+                str(self.binary),
                 "--debug",
                 mode,
                 f"--health-probe-bind-addr=127.0.0.1:{health_port}",
@@ -80,3 +86,11 @@ class ProviderKubernetes:
     def restart(self, server_side_apply: bool, poll: str = "") -> None:
         self.plane.processes.stop(PROCESS_NAME)
         self.start(server_side_apply, poll)
+
+    def upgrade(self, binary: Path, crds: Path) -> None:
+        """As a package upgrade does it: the running provider stops, the new release's CRDs
+        replace the old ones (server-side apply), and the new release starts in the same mode."""
+        self.plane.processes.stop(PROCESS_NAME)
+        install_crds(self.plane, [crds])
+        self.binary = binary
+        self.start(self.server_side_apply)

@@ -147,5 +147,5 @@ if __name__ == "__main__":
     from .binaries import locate
     from .engine import engines
 
-    built = previous_release(locate(engines()[0].version).crank)
+    built = previous_release(locate(engines()[0].row).crank)
     print(f"previous release {built.version}: {built.package}")

@@ -13,6 +13,7 @@ Plain `pytest` without the binaries skips these tests with the command that buil
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import sys
@@ -23,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from harness.e2e.binaries import locate
+from harness.e2e.binaries import locate, provider_kubernetes
 from harness.e2e.charts import chart_archive
 from harness.e2e.controlplane import ControlPlane, new_org_token
 from harness.e2e.engine import Engine, engines
@@ -125,8 +126,19 @@ def own_suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]
     yield from _module_suite(request, engine, apis_by_hand=True)
 
 
+@pytest.fixture(scope="module")
+def oldest_provider_suite(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Suite]:
+    """The whole world as `suite` has it, for one module alone, but running the oldest
+    provider-kubernetes of the matrix with its CRDs: for a test that upgrades it."""
+    oldest = ENGINES[-1].provider_kubernetes
+    yield from _module_suite(request, engine, apis_by_hand=True, provider_kubernetes=oldest)
+
+
 def _module_suite(
-    request: pytest.FixtureRequest, engine: Engine, apis_by_hand: bool
+    request: pytest.FixtureRequest,
+    engine: Engine,
+    apis_by_hand: bool,
+    provider_kubernetes: str = "",
 ) -> Iterator[Suite]:
     """A suite for one module. It runs providers with fixed ports (harness/e2e/shards.py), so it
     needs a worker without another suite running: a shard of its own under `make e2e`."""
@@ -136,17 +148,29 @@ def _module_suite(
             "ports); run its module alone, or under `make e2e` as root (a shard of its own)"
         )
     label = f"{engine.version}-{'own' if apis_by_hand else 'fresh'}"
-    running = _started(request, engine, apis_by_hand=apis_by_hand, label=label)
+    running = _started(
+        request, engine, apis_by_hand=apis_by_hand, label=label, provider=provider_kubernetes
+    )
     yield next(running)
     next(running, None)
 
 
 def _started(
-    request: pytest.FixtureRequest, engine: Engine, apis_by_hand: bool, label: str
+    request: pytest.FixtureRequest,
+    engine: Engine,
+    apis_by_hand: bool,
+    label: str,
+    provider: str = "",
 ) -> Iterator[Suite]:
     """Starts a suite, yields it once, and on the next step stops it (keeping its folder on a
-    failure, or with FIC_E2E_KEEP=1) and keeps its summary."""
-    binaries = locate(engine.version)
+    failure, or with FIC_E2E_KEEP=1) and keeps its summary. With `provider`, that
+    provider-kubernetes runs in place of the row's."""
+    binaries = locate(engine.row)
+    if provider:
+        binary, crds = provider_kubernetes(provider)
+        binaries = dataclasses.replace(
+            binaries, provider_kubernetes=binary, provider_kubernetes_crds=crds
+        )
     missing = binaries.missing()
     if missing:
         _cannot_run(
@@ -187,7 +211,7 @@ def summary(request: pytest.FixtureRequest) -> list[str]:
 def bare_plane(request: pytest.FixtureRequest, engine: Engine) -> Iterator[ControlPlane]:
     """A control plane with Crossplane and the suite's registry, nothing installed: for a test
     that installs everything through the package manager."""
-    binaries = locate(engine.version)
+    binaries = locate(engine.row)
     missing = binaries.missing()
     if missing:
         _cannot_run(f"e2e: control-plane binaries not built, e.g. {missing[0]}; run `make e2e`")
