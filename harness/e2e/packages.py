@@ -30,7 +30,7 @@ from harness.package_names import (
 )
 
 from . import kinds
-from .binaries import versions
+from .binaries import provider_kubernetes, rows, versions
 from .controlplane import ControlPlane
 from .kube import Kind, is_true, wait_for
 from .runtime import report_runtime_status, runtime_healthy, write_tls_secret
@@ -69,28 +69,58 @@ def real_meta(module: str, version: str) -> Path:
     return meta
 
 
-def provider_packages(
-    shared_crds: Path, kubernetes_crds: Path, helm_crds: Path
-) -> list[ProviderPackage]:
-    v = versions()
-    return [
-        ProviderPackage(
+# Provider releases newer than any make e2e proves, which the suite's registry serves beside the
+# proven ones so that the install shows what the package manager picks when a registry has
+# them, as the public one does (provider-kubernetes v1.4.1 and provider-helm v1.4.1 are
+# published, and neither builds here). Each stand-in carries the metadata and CRDs of the
+# newest proven release under the newer tag: the package manager picks by tag alone.
+UNTESTED_NEWER = {"provider-kubernetes": "v1.4.1", "provider-helm": "v1.4.1"}
+
+
+def proven_provider_kubernetes() -> list[str]:
+    """Every provider-kubernetes the matrix runs, oldest last as in MATRIX_ROWS."""
+    found: list[str] = []
+    for row in rows():
+        if row.provider_kubernetes not in found:
+            found.append(row.provider_kubernetes)
+    return found
+
+
+def newest(versions_: list[str]) -> str:
+    return max(versions_, key=lambda v: tuple(int(p) for p in v.removeprefix("v").split(".")))
+
+
+def provider_packages(shared_crds: Path, helm_crds: Path) -> list[ProviderPackage]:
+    """Every provider package the suite's registry serves: each provider-kubernetes of the
+    matrix, provider-helm, the untested newer stand-ins, and the cloud providers."""
+    helm_version = versions()["PROVIDER_HELM_VERSION"]
+    kubernetes_module = "github.com/crossplane-contrib/provider-kubernetes"
+    helm_module = "github.com/crossplane-contrib/provider-helm"
+
+    def kubernetes(version: str, tag: str) -> ProviderPackage:
+        return ProviderPackage(
             "xpkg.upbound.io/upbound/provider-kubernetes",
-            v["PROVIDER_KUBERNETES_VERSION"],
+            tag,
             "provider-kubernetes",
-            (kubernetes_crds,),
-            real_meta(
-                "github.com/crossplane-contrib/provider-kubernetes",
-                v["PROVIDER_KUBERNETES_VERSION"],
-            ),
-        ),
-        ProviderPackage(
+            (provider_kubernetes(version)[1],),
+            real_meta(kubernetes_module, version),
+        )
+
+    def helm(tag: str) -> ProviderPackage:
+        return ProviderPackage(
             "xpkg.upbound.io/upbound/provider-helm",
-            v["PROVIDER_HELM_VERSION"],
+            tag,
             "provider-helm",
             (helm_crds,),
-            real_meta("github.com/crossplane-contrib/provider-helm", v["PROVIDER_HELM_VERSION"]),
-        ),
+            real_meta(helm_module, helm_version),
+        )
+
+    proven = proven_provider_kubernetes()
+    return [
+        *(kubernetes(version, version) for version in proven),
+        kubernetes(newest(proven), UNTESTED_NEWER["provider-kubernetes"]),
+        helm(helm_version),
+        helm(UNTESTED_NEWER["provider-helm"]),
         ProviderPackage(
             "ghcr.io/fabioaraujopt/provider-coreweave",
             "v0.1.0",
@@ -129,7 +159,7 @@ def build_provider(plane: ControlPlane, provider: ProviderPackage) -> Path:
     for folder in provider.crds:
         for crd in sorted(folder.glob("*.yaml")):
             shutil.copy(crd, stage / "crds" / crd.name)
-    output = plane.work / "packages" / f"{provider.name}.xpkg"
+    output = plane.work / "packages" / f"{provider.name}-{provider.version}.xpkg"
     _crank(
         plane,
         "xpkg-build-" + provider.name,
@@ -220,9 +250,7 @@ def function_file(repo: Path) -> Path:
 def serve_providers(plane: ControlPlane, shared_crds: Path) -> None:
     """Pushes the provider packages to the suite's registry and has Crossplane pull every
     package named under their public prefixes from there, as from a registry mirror."""
-    for provider in provider_packages(
-        shared_crds, plane.binaries.provider_kubernetes_crds, plane.binaries.provider_helm_crds
-    ):
+    for provider in provider_packages(shared_crds, plane.binaries.provider_helm_crds):
         push(plane, build_provider(plane, provider), provider.local(plane.registry_port))
     mirror_public_registries(plane, PROVIDER_PREFIXES)
 

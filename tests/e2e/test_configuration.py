@@ -18,14 +18,17 @@ import yaml
 
 from hack.configurations import dependency_name
 from harness.e2e import kinds
-from harness.e2e.binaries import REPO
+from harness.e2e.binaries import REPO, versions
 from harness.e2e.controlplane import ControlPlane
 from harness.e2e.engine import Engine
 from harness.e2e.kube import is_true
 from harness.e2e.packages import (
+    UNTESTED_NEWER,
     configuration_file,
     function_file,
     install_configurations,
+    newest,
+    proven_provider_kubernetes,
 )
 from harness.e2e.runtime import package_version
 from harness.e2e.scene import apply_documents, wait_established
@@ -76,30 +79,39 @@ def test_the_configurations_install_with_what_they_depend_on(
     by_hand = install_apis_by_hand(plane)
     took = install_configurations(plane, REPO, SHARED_CRDS, version)
 
-    # Every dependency at the highest version its constraint allows among those served (each
-    # is served at one version: the one make e2e proves), under the name derived from its
-    # repository, its spec.package the public reference.
-    dependencies = {d["package"]: d for cloud in CONFIGURATION_CLOUDS for d in declared(cloud)}
+    # What the package manager picked, from a registry that also serves a newer, untested
+    # release of each provider (UNTESTED_NEWER) and every provider-kubernetes the matrix runs:
+    # provider-kubernetes at the newest one proven, the upper bound of its range;
+    # provider-helm at the release examples/configurations.yaml installs first (its range
+    # admits v1.4 for Modelplane's sake); the rest at the one version served. Each under the
+    # name derived from its repository, its spec.package the public reference.
+    picked = {
+        "xpkg.upbound.io/upbound/provider-kubernetes": newest(proven_provider_kubernetes()),
+        "xpkg.upbound.io/upbound/provider-helm": versions()["PROVIDER_HELM_VERSION"],
+        "ghcr.io/fabioaraujopt/provider-coreweave": "v0.1.0",
+        "xpkg.upbound.io/upbound/provider-civo": "v0.1.0",
+        "xpkg.upbound.io/modelplane/function-inference-clusters": version,
+    }
+    declared_packages = {d["package"] for cloud in CONFIGURATION_CLOUDS for d in declared(cloud)}
+    assert declared_packages == set(picked)
     installed = {
         p["metadata"]["name"]: p["spec"]["package"]
         for kind in (kinds.PROVIDER, kinds.FUNCTION)
         for p in plane.api.list(kind)
     }
     assert installed == {
-        dependency_name(package): f"{package}:{served}"
-        for package, served in {
-            d["package"]: version if d["kind"] == "Function" else d["version"].removeprefix(">=")
-            for d in dependencies.values()
-        }.items()
+        dependency_name(package): f"{package}:{tag}" for package, tag in picked.items()
     }
     # The function examples/configurations.yaml creates first is the one the dependency uses,
     # with its runtime config.
     function = plane.api.get(kinds.FUNCTION, "modelplane-function-inference-clusters") or {}
     assert function["spec"]["runtimeConfigRef"]["name"] == "function-inference-clusters"
     lock = plane.api.get(kinds.LOCK, "lock") or {}
-    assert sorted(
+    locked = sorted(
         (p["source"], p["version"]) for p in lock["packages"] if p["kind"] != "Configuration"
-    ) == sorted(tuple(reference.rsplit(":", 1)) for reference in installed.values())
+    )
+    assert locked == sorted(picked.items())
+    assert not {v for _, v in locked} & set(UNTESTED_NEWER.values())
 
     # The APIs come from the packages: established, controlled by their ConfigurationRevision,
     # each Composition calling the function by the name it was installed under.
@@ -132,5 +144,7 @@ def test_the_configurations_install_with_what_they_depend_on(
         assert not is_true(plane.api.get(kinds.MRD, name), "Established"), name
     summary.append(
         f"Configurations on {engine.label}: both and their 5 dependencies Installed and Healthy "
-        f"{took:.1f} s after they were created; {len(active)} managed-resource kinds activated"
+        f"{took:.1f} s after they were created; {len(active)} managed-resource kinds activated; "
+        f"provider-kubernetes resolved to {picked['xpkg.upbound.io/upbound/provider-kubernetes']} "
+        f"of {', '.join([*proven_provider_kubernetes(), UNTESTED_NEWER['provider-kubernetes']])}"
     )
