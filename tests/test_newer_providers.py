@@ -1,6 +1,7 @@
-"""The providers users run are newer than the ones `make e2e` proves (provider-kubernetes v1.2.1,
-provider-helm v1.3.0), and the newer ones cannot be built here (docs/versions.md). What they
-change in the objects the function observes is known from their sources, so it is proven here:
+"""The providers users run may be newer than the ones `make e2e` proves (provider-kubernetes
+v1.2.1, v1.3.0 and v1.3.1, provider-helm v1.3.0), and the newer ones cannot be built here
+(docs/versions.md). What they change in the objects the function observes is known from their
+sources, so it is proven here, provider-kubernetes v1.3's shape too (which make e2e also runs):
 a whole life of each XR is driven under the observed shapes each provider version writes, and
 every answer must be exactly the one the proven versions give.
 
