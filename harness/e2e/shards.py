@@ -51,17 +51,12 @@ EVERY_ENGINE_MODULES = (
     "test_configuration",
     "test_autoscaled_pools",
 )
-# Modules with a shard of their own on the primary that join the rest shard on an older
-# engine, where that shard is short (docs/testing.md): a shard more is a control plane more
-# starting beside all the others.
-REST_ON_OLDER_ENGINES = ("test_autoscaled_pools",)
+
 OWN_NETWORK = Path(__file__).with_name("own-network")
 
 
 def shard_of(module: str, engine: Engine) -> str:
     """The shard of a test of `module` (its file's stem) on `engine`."""
-    if not engine.primary and module in REST_ON_OLDER_ENGINES:
-        return f"{engine.label}-{DEFAULT_SHARD}"
     return f"{engine.label}-{SHARDS.get(module, DEFAULT_SHARD)}"
 
 
