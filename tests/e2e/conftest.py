@@ -3,7 +3,7 @@ or a skip that says why.
 
 Every test runs on the primary engine; a test marked `every_engine` also runs on each older one.
 Test IDs name the engine and what runs under it
-(`test_civo_cluster_lifecycle[crossplane-v2.4.0+kubernetes-v1.36.5+...]`). Under pytest-xdist
+(`test_civo_cluster_lifecycle[crossplane-v2.4.0+kubernetes-v1.37.2+...]`). Under pytest-xdist
 (`make e2e`: `-n auto`) the suite runs as shards side by side, each on a worker
 and control plane of its own (harness/e2e/shards.py); without it, shard after shard.
 

@@ -1,8 +1,8 @@
 """The README's install and first clusters, run as written on a fresh control plane.
 
 Every `sh` block of the README's "Install" and "A first cluster of each kind" sections runs in
-order with bash, with the real kubectl (v1.36.5, built beside the API server) and the real
-`crossplane` CLI (crank) on the PATH, against a control plane that has Crossplane, the fake
+order with bash, with the real kubectl (the primary row's, built beside its API server) and the
+real `crossplane` CLI (crank) on the PATH, against a control plane that has Crossplane, the fake
 clouds and the provider runtimes and nothing else: no function, no APIs, no credentials. The
 only edits are the README's own placeholders, each replaced by the suite's value: the registry
 (the suite's, at 127.0.0.1), the CoreWeave org token (the fake cloud's) and the Civo API key.
