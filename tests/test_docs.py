@@ -96,6 +96,17 @@ def test_every_doc_page_is_listed_in_the_docs_index() -> None:
     assert {p.name for p in DOCS.glob("*.md")} - {"README.md"} <= index
 
 
+def test_every_doc_page_is_listed_in_the_readmes_documentation_section() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Documentation") :].split("\n## ", 1)[0]
+    listed = {
+        target.removeprefix("docs/").partition("#")[0]
+        for target in LINK.findall(section)
+        if target.startswith("docs/")
+    }
+    assert {p.name for p in DOCS.glob("*.md")} <= listed
+
+
 def test_readme_is_short() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
 

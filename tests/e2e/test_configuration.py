@@ -1,6 +1,6 @@
 """The Configuration packages, installed by Crossplane's package manager as a user installs them.
 
-On a control plane where the APIs were installed by hand (0.2.0's way: the XRDs and
+On a control plane where the APIs were installed by hand (0.1.0's way: the XRDs and
 Compositions applied, nothing else), both Configurations (`make xpkg`) are named by a
 `Configuration` each, pulled from the suite's registry, and Crossplane resolves what they depend
 on: the function and four providers, by their public references, which ImageConfigs rewrite to
@@ -74,7 +74,7 @@ def test_the_configurations_install_with_what_they_depend_on(
     for cloud in CONFIGURATION_CLOUDS:
         if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
             pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
-    # The APIs installed by hand first, 0.2.0's way: the Configurations must take them over
+    # The APIs installed by hand first, 0.1.0's way: the Configurations must take them over
     # without deleting anything (an XRD deleted takes its XRs' CRD, and every XR, with it).
     by_hand = install_apis_by_hand(plane)
     took = install_configurations(plane, REPO, SHARED_CRDS, version)
