@@ -21,7 +21,8 @@ from hack.configurations import (
     load,
     packaged_composition,
 )
-from harness.e2e.binaries import rows, versions
+from harness.e2e.binaries import release_order, versions
+from harness.e2e.packages import proven_provider_kubernetes
 from harness.example_sets import example_sets
 from harness.package_names import CONFIGURATION_CLOUDS
 from tests.crdcheck import shared_crds_dir
@@ -34,10 +35,7 @@ FUNCTION_PACKAGE = "xpkg.upbound.io/modelplane/function-inference-clusters"
 # one; provider-helm from the release make e2e runs up to Modelplane's v1.4, which cannot be
 # built here (docs/versions.md); the cloud providers from the first release with the
 # namespaced kinds.
-_PROVEN_KUBERNETES = sorted(
-    {row.provider_kubernetes for row in rows()},
-    key=lambda v: tuple(int(p) for p in v.removeprefix("v").split(".")),
-)
+_PROVEN_KUBERNETES = sorted(proven_provider_kubernetes(), key=release_order)
 PROVIDERS = {
     "coreweave": {
         "ghcr.io/fabioaraujopt/provider-coreweave": ">=v0.1.0",

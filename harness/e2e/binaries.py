@@ -109,6 +109,11 @@ def rows() -> list[Row]:
     return found
 
 
+def release_order(version: str) -> tuple[int, ...]:
+    """A release version (`v1.3.1`) as numbers, for sorting versions as releases, not text."""
+    return tuple(int(part) for part in version.removeprefix("v").split("."))
+
+
 def provider_kubernetes(version: str) -> tuple[Path, Path]:
     """That provider-kubernetes' binary and CRD folder, as build-provider-kubernetes.sh leaves
     them (the upgrade test runs two)."""

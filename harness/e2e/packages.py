@@ -30,7 +30,7 @@ from harness.package_names import (
 )
 
 from . import kinds
-from .binaries import provider_kubernetes, rows, versions
+from .binaries import provider_kubernetes, release_order, rows, versions
 from .controlplane import ControlPlane
 from .kube import Kind, is_true, wait_for
 from .runtime import report_runtime_status, runtime_healthy, write_tls_secret
@@ -79,15 +79,11 @@ UNTESTED_NEWER = {"provider-kubernetes": "v1.4.1", "provider-helm": "v1.4.1"}
 
 def proven_provider_kubernetes() -> list[str]:
     """Every provider-kubernetes the matrix runs, oldest last as in MATRIX_ROWS."""
-    found: list[str] = []
-    for row in rows():
-        if row.provider_kubernetes not in found:
-            found.append(row.provider_kubernetes)
-    return found
+    return list(dict.fromkeys(row.provider_kubernetes for row in rows()))
 
 
 def newest(versions_: list[str]) -> str:
-    return max(versions_, key=lambda v: tuple(int(p) for p in v.removeprefix("v").split(".")))
+    return max(versions_, key=release_order)
 
 
 def provider_packages(shared_crds: Path, helm_crds: Path) -> list[ProviderPackage]:

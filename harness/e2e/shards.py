@@ -10,8 +10,8 @@ longer reads, so every test became a group of its own.)
 
 Each worker runs in a network namespace of its own (harness/e2e/own-network), because
 provider-kubernetes binds ports 9443 and 8080 (v1.2.1 with no flag to move them, v1.3 by
-default), and two on one loopback cannot both start. Where namespaces are not available (not root) the suite runs on one
-worker, shard after shard, as before.
+default), and two on one loopback cannot both start. Where namespaces are not available (not
+root) the suite runs on one worker, shard after shard, as before.
 """
 
 from __future__ import annotations
