@@ -5,17 +5,16 @@ was installed by hand or by the Configuration packages."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from function import addresses, health, metrics, runner
+from function import addresses, health, metrics
 from hack.configurations import HAND_INSTALLED_FUNCTION, packaged_function_name
 from harness.e2e.operability import CROSSPLANE_CORE_SERIES
-from harness.fixtures import civo_xr, coreweave_xr, request
+from harness.promql import metered_function, series_names
 
 ROOT = Path(__file__).resolve().parents[1]
 # The ports the function serves by default: the runtime config relies on them, sets no flag.
@@ -25,7 +24,6 @@ HEALTH_PORT = addresses.split(health.DEFAULT_ADDRESS)[1]
 # under: by hand, and by the Configuration packages.
 FUNCTION_LABEL = "pkg.crossplane.io/function"
 FUNCTION_NAMES = [HAND_INSTALLED_FUNCTION, packaged_function_name()]
-PROMQL_KEYWORDS = frozenset({"and", "or", "unless", "bool", "offset"})
 
 
 def documents(path: str = "examples/function-runtime.yaml") -> dict[str, dict[str, Any]]:
@@ -107,22 +105,6 @@ def test_the_pod_monitor_scrapes_the_metrics_port_of_the_functions_pods() -> Non
     assert {"name": "metrics", "containerPort": METRICS_PORT} in container["ports"]
 
 
-def series_names(expr: str) -> set[str]:
-    """The series a PromQL expression reads: its identifiers, less functions, keywords, label
-    matchers, ranges and grouping clauses."""
-    expr = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
-    expr = re.sub(r"\{[^}]*\}", " ", expr)
-    expr = re.sub(r"\[[^\]]*\]", " ", expr)
-    expr = re.sub(r"\b\d+(?:\.\d+)?(?:ms|[smhdwy])?\b", " ", expr)  # numbers, durations
-    expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
-    found = set()
-    for match in re.finditer(r"[A-Za-z_:][A-Za-z0-9_:]*", expr):
-        word, rest = match.group(0), expr[match.end() :].lstrip()
-        if not rest.startswith("(") and word not in PROMQL_KEYWORDS:
-            found.add(word)
-    return found
-
-
 @pytest.mark.parametrize(
     ("expr", "names"),
     [
@@ -137,19 +119,11 @@ def test_series_names_of_an_expression(expr: str, names: set[str]) -> None:
 
 
 def exported_by_the_function(monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    """Every sample name a metered function serves once it has answered both kinds and failed
-    internally once."""
-    counted = metrics.Metrics()
-    served = runner.FunctionRunner(metrics=counted)
-    for xr in (coreweave_xr(), civo_xr()):
-        served.reply(request(xr))
-
-    def broken(*_: Any) -> Any:
-        raise RuntimeError
-
-    monkeypatch.setitem(runner.CORES, (civo_xr()["apiVersion"], "CivoCluster"), broken)
-    served.reply(request(civo_xr()))
-    return {s.name for family in counted.registry.collect() for s in family.samples}
+    return {
+        s.name
+        for family in metered_function(monkeypatch).registry.collect()
+        for s in family.samples
+    }
 
 
 def test_every_alert_reads_only_series_the_function_or_crossplane_exports(

@@ -8,6 +8,10 @@ NotFound, and a query on the other `function_name` returns no data, so each is c
 against the Function objects the examples create: a command must name the Configuration
 install's Function except in the sections about the hand install, and every `function_name`
 matcher must match the Function of either install.
+
+The same holds for the other names a user copies: a command naming an XR by namespace and name
+names one an example creates, and every query in a ```promql block reads series, labels and
+label values the function (function/metrics.py) or Crossplane core exports.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from function import metrics
+from harness.e2e.operability import CROSSPLANE_CORE_SERIES
+from harness.promql import metered_function, series_names
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -120,3 +128,111 @@ def test_every_function_name_matcher_selects_the_function_of_either_install(
     for name in sorted(CONFIGURATION_INSTALL | HAND_INSTALL):
         selected = value == name if operator == "=" else re.fullmatch(value, name) is not None
         assert selected, f"{file}: function_name{operator}{value!r} misses the Function {name}"
+
+
+# A PromQL query a page gives users: every line of a ```promql block but comments.
+PROMQL_BLOCK = re.compile(r"^```promql\n(.*?)^```", re.M | re.S)
+# `series{matchers}`: a selector and its label matchers.
+SELECTOR = re.compile(r"([A-Za-z_:][A-Za-z0-9_:]*)\{([^}]*)\}")
+LABEL_MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!=|!~|=)\s*"([^"]*)"')
+# The values each of the function's labels takes (function/metrics.py's fixed lists).
+LABEL_VALUES = {"kind": metrics.KINDS, "result": metrics.RESULTS, "outcome": metrics.MEMO_OUTCOMES}
+# The labels Crossplane core puts on its series about function calls, as v2.1.0-v2.4.0 define
+# them (internal/xfn/function_runner_metrics.go), and a histogram's bucket bound.
+CROSSPLANE_LABELS = frozenset({"function_name", "grpc_code", "result_severity", "le"})
+
+
+def doc_queries() -> list[tuple[str, str]]:
+    """(page, query) of every query in the docs' ```promql blocks."""
+    return [
+        (page.name, line.strip())
+        for page in PAGES
+        for block in PROMQL_BLOCK.findall(page.read_text())
+        for line in block.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+
+
+def exported_labels(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str]]:
+    """The label names of every series the function serves (tests/test_deploy.py's calls), and
+    of Crossplane core's series about function calls."""
+    labels: dict[str, set[str]] = {name: set(CROSSPLANE_LABELS) for name in CROSSPLANE_CORE_SERIES}
+    for family in metered_function(monkeypatch).registry.collect():
+        for sample in family.samples:
+            labels.setdefault(sample.name, set()).update(sample.labels)
+    return labels
+
+
+def test_the_scan_finds_the_queries_of_the_operations_page() -> None:
+    queries = doc_queries()
+    assert {page for page, _ in queries} == {"operations.md"}
+    assert len(queries) == 5, queries
+
+
+@pytest.mark.parametrize(("page", "query"), doc_queries(), ids=lambda value: str(value)[:50])
+def test_every_doc_query_reads_series_and_labels_that_are_exported(
+    page: str, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exported = exported_labels(monkeypatch)
+    read = series_names(query)
+    assert read, f"{page}: {query!r} reads no series"
+    assert read <= set(exported), f"{page}: {query!r} reads {sorted(read - set(exported))}"
+    for series, matchers in SELECTOR.findall(query):
+        for label, operator, value in LABEL_MATCHER.findall(matchers):
+            assert label in exported[series], f"{page}: {series} has no label {label!r}"
+            if label in LABEL_VALUES and operator == "=":
+                assert value in LABEL_VALUES[label], f"{page}: {label}={value!r} never occurs"
+
+
+# `kubectl <verb> coreweavecluster[s] -n NAMESPACE NAME` (or civocluster, or both kinds).
+XR_COMMAND = re.compile(
+    r"kubectl\s+[a-z]+\s+((?:coreweave|civo)clusters?(?:,(?:coreweave|civo)clusters?)?)"
+    r"\s+(?:-n|--namespace)[ =]([a-z0-9<][a-z0-9<>-]*)(?:\s+([a-z0-9<][a-z0-9<> -]*[a-z0-9>]))?"
+)
+
+
+def xrs_created() -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of every XR an examples/ folder creates."""
+    found = set()
+    for path in sorted((ROOT / "examples").glob("*/xr.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                meta = doc["metadata"]
+                found.add((doc["kind"].lower(), meta["namespace"], meta["name"]))
+    return found
+
+
+def named_xrs() -> list[tuple[str, str, str, str]]:
+    """(page, kind, namespace, name) of every command naming XRs by a namespace (and a name)
+    that are not placeholders; an empty name where the command lists the namespace's XRs."""
+    found = []
+    for page in PAGES:
+        for match in XR_COMMAND.finditer(page.read_text()):
+            kinds, namespace, name = match.group(1), match.group(2), match.group(3) or ""
+            if "<" in namespace or "<" in name:
+                continue
+            for kind in kinds.split(","):
+                found.append(
+                    (page.name, kind.removesuffix("s"), namespace, name.split()[0] if name else "")
+                )
+    return found
+
+
+def test_the_scan_finds_the_commands_that_name_an_xr() -> None:
+    assert ("deleting.md", "coreweavecluster", "ml-team", "inference-east") in named_xrs()
+    assert ("README.md", "civocluster", "platform", "") in named_xrs()
+
+
+@pytest.mark.parametrize(("page", "kind", "namespace", "name"), named_xrs())
+def test_every_command_names_an_xr_and_namespace_an_example_creates(
+    page: str, kind: str, namespace: str, name: str
+) -> None:
+    created = xrs_created()
+    if name:
+        assert (kind, namespace, name) in created, (
+            f"{page}: no example creates {kind} {namespace}/{name}"
+        )
+    else:
+        assert (kind, namespace) in {(k, n) for k, n, _ in created}, (
+            f"{page}: no example creates a {kind} in namespace {namespace}"
+        )
