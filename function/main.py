@@ -44,7 +44,7 @@ MEMO_ENV = "MEMO_MIB"
     show_default=True,
     envvar=MEMO_ENV,
     help="Memory for the memo of each XR's last answer, in MiB. Every replica sees every XR, "
-    "so it must hold the whole fleet, about 4.3 KB per XR and pass; past it, the least "
+    "so it must hold the whole fleet, one entry per XR and pass; past it, the least "
     f"recently called XRs are composed afresh (docs/operations.md, Memory). Also {MEMO_ENV}.",
 )
 def cli(

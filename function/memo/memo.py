@@ -44,8 +44,7 @@ from function.shared.observed import Observed, View
 # The memo holds one entry per XR and pass. Bounded by memory: an entry costs its packed response
 # (under 1 KiB for an 8-pool XR) plus the results its checks want (about 3.5 KiB counted). Under
 # round_robin every replica sees every XR, so one replica's memo must hold the whole fleet
-# (docs/operations.md, "Memory"): 64 MiB, the default, hold about 15 000 entries (bench: 4.3 KB
-# counted per entry); --memo-mib sets another size.
+# (docs/operations.md, "Memory", has what was measured to fit); --memo-mib sets another size.
 MEMO_BYTES = 64 * 1024 * 1024
 # One dictionary per core; the cores are few (tests swap in more).
 _DICTIONARIES = 8
