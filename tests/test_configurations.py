@@ -5,6 +5,7 @@ apis/' own but for the name it calls the function by."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -223,3 +224,18 @@ def test_the_install_example_names_this_releases_packages() -> None:
     assert docs[("ImageConfig", "modelplane-packages")]["spec"]["matchImages"] == [
         {"prefix": "xpkg.upbound.io/modelplane/"}
     ]
+
+
+def test_the_readmes_composition_is_the_packaged_one_without_its_input() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    [shown] = [
+        doc
+        for block in re.findall(r"^```yaml\n(.*?)^```", readme, flags=re.M | re.S)
+        for doc in yaml.safe_load_all(block)
+        if doc and doc.get("kind") == "Composition"
+    ]
+    [coreweave] = [c for c in CLOUDS if c.name == "coreweave"]
+    packaged = packaged_composition(coreweave)
+    for step in packaged["spec"]["pipeline"]:
+        del step["input"]
+    assert shown == packaged
