@@ -94,11 +94,20 @@ def packaged_composition(cloud: Cloud) -> dict[str, Any]:
     return composition
 
 
-def stage(cloud: Cloud, into: Path) -> tuple[Path, Path]:
-    """The package root and examples root crank packs, written under `into`."""
+def stage(cloud: Cloud, into: Path, function_range: str | None = None) -> tuple[Path, Path]:
+    """The package root and examples root crank packs, written under `into`; with
+    `function_range`, the function dependency's version constraint replaced by it (what a later
+    release of the Configuration declares, for tests that move to one)."""
     root, examples = into / "package", into / "examples"
     root.mkdir(parents=True)
-    shutil.copy(cloud.source / "crossplane.yaml", root / "crossplane.yaml")
+    if function_range is None:
+        shutil.copy(cloud.source / "crossplane.yaml", root / "crossplane.yaml")
+    else:
+        meta = load(cloud.source / "crossplane.yaml")
+        for dependency in meta["spec"]["dependsOn"]:
+            if dependency.get("kind") == "Function":
+                dependency["version"] = function_range
+        (root / "crossplane.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     shutil.copy(cloud.source / "activation.yaml", root / "activation.yaml")
     shutil.copy(cloud.api / "definition.yaml", root / "definition.yaml")
     (root / "composition.yaml").write_text(yaml.safe_dump(packaged_composition(cloud)))
@@ -107,10 +116,10 @@ def stage(cloud: Cloud, into: Path) -> tuple[Path, Path]:
     return root, examples
 
 
-def build(crank: str, cloud: Cloud, out: Path) -> Path:
+def build(crank: str, cloud: Cloud, out: Path, function_range: str | None = None) -> Path:
     target = out / cloud.package_file
     with tempfile.TemporaryDirectory(prefix=f"configuration-{cloud.name}-") as work:
-        root, examples = stage(cloud, Path(work))
+        root, examples = stage(cloud, Path(work), function_range)
         subprocess.run(
             [
                 crank,

@@ -84,7 +84,12 @@ def test_both_installs_create_one_function_each() -> None:
 
 def test_the_scan_finds_the_commands_that_name_a_function() -> None:
     found = named_functions()
-    assert ("upgrading.md", "# Upgrading") in {(page, heading) for page, heading, _ in found}
+    assert ("upgrading.md", "## Upgrading the function") in {
+        (page, heading) for page, heading, _ in found
+    }
+    assert ("uninstall.md", "## Removing everything") in {
+        (page, heading) for page, heading, _ in found
+    }
     assert any(
         (page, heading) in HAND_INSTALL_SECTIONS and name in HAND_INSTALL
         for page, heading, name in found

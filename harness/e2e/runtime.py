@@ -47,10 +47,12 @@ REPLICAS_HOST = "fic-function.e2e.test"
 INSTALL_SECONDS = 300
 
 
-def build_package(plane: ControlPlane, repo: Path) -> Path:
-    """The package to install: `make xpkg`'s output if it exists, else built here from package/."""
+def build_package(plane: ControlPlane, repo: Path, reuse_make_output: bool = True) -> Path:
+    """The package to install: `make xpkg`'s output if it exists (and `reuse_make_output`), else
+    built here from package/, without the runtime image (the suite runs the function itself),
+    so with a digest of its own."""
     built = repo / MAKE_XPKG_OUTPUT
-    if built.exists():
+    if built.exists() and reuse_make_output:
         return built
     output = plane.work / f"{FUNCTION_NAME}.xpkg"
     # With examples/ packed as a layer of its own, as `crossplane xpkg build` packs it for users

@@ -41,6 +41,7 @@ SHARDS: dict[str, str] = {
     "test_rbac": "install",
     "test_readme": "install",
     "test_provider_upgrade": "install",
+    "test_uninstall": "install",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).

@@ -1,0 +1,323 @@
+"""The Configuration install upgraded and uninstalled as docs/upgrading.md and docs/uninstall.md
+say, their commands run as written, under a live CoreWeaveCluster and CivoCluster.
+
+Both Configurations are installed as a user installs them (harness/e2e/packages.py) and a pair
+of XRs brought to Ready through them. Then:
+
+1. **Upgrading the function** (upgrading.md): its commands patch the Function to v0.2.1, a
+   package with a digest of its own. Asserted: the v0.2.1 revision is the one Active, both
+   Configurations stay Healthy, and nothing composed or live is re-created or changed. Then
+   the move to the next minor: with the function alone at v0.3.0, outside the Configurations'
+   range, both report the message the page quotes while every XR is still composed; the page's
+   commands, as written, move both to a release built to admit v0.3.0, and they are Healthy
+   on it with the same XRDs and Compositions and nothing composed changed.
+2. **Deleting a Configuration with a live XR** (uninstall.md, "Before you delete a
+   Configuration"): its check lists the XRs; the Civo Configuration is deleted under the live
+   CivoCluster. Asserted, as the page says: the Composition goes, the XR turns Synced=False on
+   the missing Composition, the XRD is terminating, nothing composed or live is deleted and the
+   cluster runs; the Configuration put back is unhealthy on the old XRD; deleting the XR deletes
+   its cluster, and the API then comes back with a new XRD.
+3. **Removing everything** (uninstall.md): the XRs' foreground delete returns only once
+   everything they composed and the CKS cluster are gone, and after the page's remaining
+   commands nothing of the install is left: no Configuration, XRD, XR CRD, Composition,
+   Function, Provider, runtime config, ImageConfig or credentials Secret.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hack.configurations import CLOUDS
+from hack.configurations import build as build_configuration
+from harness.doc_commands import sh_blocks
+from harness.e2e import kinds
+from harness.e2e.binaries import REPO
+from harness.e2e.kube import condition, is_true, wait_for
+from harness.e2e.packages import (
+    INSTALL_SECONDS,
+    brought_by_configurations,
+    configuration_reference,
+    install_configurations,
+    push,
+    report_package_runtimes,
+)
+from harness.e2e.pair import NAMESPACE, Pair, differences
+from harness.e2e.runtime import build_package, package_version
+from harness.e2e.stages import CONVERGE_SECONDS, delete_xr
+from harness.e2e.suite import SHARED_CRDS, Suite
+from harness.e2e.user_cli import run_as_user, user_environment
+from harness.e2e.xr import composed, external_name
+
+DOCS = REPO / "docs"
+UPGRADE_STEPS = "## Upgrading the function"
+CHECK_STEPS = "## Before you delete a Configuration"
+REMOVAL_STEPS = "## Removing everything"
+FUNCTION = "modelplane-function-inference-clusters"
+# The tag upgrading.md's commands move the function to, and one outside the Configurations'
+# function range (>=v0.2.0, <v0.3.0).
+NEXT_TAG = "v0.2.1"
+# The next minor, which upgrading.md moves the function and both Configurations to together,
+# and the function range the Configurations of that release declare.
+NEXT_MINOR = "v0.3.0"
+NEXT_MINOR_RANGE = ">=v0.3.0, <v0.4.0"
+NEXT_MINOR_STEPS = "## Upgrading to a function the Configurations do not admit"
+FUNCTION_REPOSITORY = "xpkg.upbound.io/modelplane/function-inference-clusters"
+# What docs/upgrading.md quotes of a Configuration whose function is outside its range.
+OUT_OF_RANGE_MESSAGE = (
+    'Package revision health is "False" with message: cannot resolve package dependencies: '
+    f"incompatible dependencies: existing package {FUNCTION_REPOSITORY}@{NEXT_MINOR} is "
+    "incompatible with constraint >=v0.2.0, <v0.3.0"
+)
+CONFIGURATIONS = ("inference-clusters-coreweave", "inference-clusters-civo")
+CIVO_CONFIGURATION = "inference-clusters-civo"
+APIS = (
+    "coreweaveclusters.infrastructure.modelplane.ai",
+    "civoclusters.infrastructure.modelplane.ai",
+)
+CIVO_API = APIS[1]
+# A fixed pool only: the suite's hand-installed Composition, which this install replaces, takes
+# the autoscaler chart from a mirror (tests/e2e/test_migration.py says why that matters).
+CIVO_POOLS = [
+    {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
+]
+
+
+def example_image_config() -> dict[str, Any]:
+    """The ImageConfig examples/configurations.yaml has a user create."""
+    documents = yaml.safe_load_all((REPO / "examples" / "configurations.yaml").read_text())
+    [found] = [d for d in documents if d and d["kind"] == "ImageConfig"]
+    return dict(found)
+
+
+def healthy(api: Any, name: str) -> bool:
+    return is_true(api.get(kinds.CONFIGURATION, name), "Healthy")
+
+
+def unhealthy_with(api: Any, name: str, message: str) -> str:
+    """The Configuration's Healthy message once it is False and says `message`, else ''."""
+    found = condition(api.get(kinds.CONFIGURATION, name), "Healthy")
+    text = str(found.get("message", ""))
+    return text if found.get("status") == "False" and message in text else ""
+
+
+def uid_of(api: Any, kind: Any, name: str) -> str:
+    return str(((api.get(kind, name) or {}).get("metadata") or {}).get("uid", "missing"))
+
+
+def active_function_revision(api: Any) -> dict[str, Any] | None:
+    revisions = [
+        r
+        for r in api.list(kinds.FUNCTION_REVISION)
+        if r["metadata"].get("labels", {}).get("pkg.crossplane.io/package") == FUNCTION
+        and r["spec"].get("desiredState") == "Active"
+    ]
+    return revisions[0] if len(revisions) == 1 else None
+
+
+def of_member(snapshot: dict[str, Any], name: str) -> dict[str, Any]:
+    return {key: value for key, value in snapshot.items() if key.startswith(f"{name}/")}
+
+
+def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
+    own_suite: Suite, tmp_path: Path
+) -> None:
+    suite = own_suite
+    plane, api = suite.plane, suite.plane.api
+    install_configurations(
+        plane, REPO, SHARED_CRDS, f"v{package_version()}", function_endpoint=suite.runtime.endpoint
+    )
+    brought = brought_by_configurations(REPO)
+
+    def play_runtime() -> bool:
+        return report_package_runtimes(plane, brought, suite.runtime.endpoint)
+
+    pair = Pair.of(suite, "uninstall", civo_pools=CIVO_POOLS)
+    pair.apply()
+    before = pair.settled()
+    env = user_environment(plane, tmp_path)
+
+    # 1. upgrading.md's commands, as written, to a package of another digest.
+    variant = build_package(plane, REPO, reuse_make_output=False)
+    for tag in (NEXT_TAG, NEXT_MINOR):
+        push(
+            plane,
+            variant,
+            f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_REPOSITORY.split('/', 2)[2]}:{tag}",
+        )
+    previous = active_function_revision(api)
+    assert previous is not None
+    [upgrade] = sh_blocks((DOCS / "upgrading.md").read_text(), UPGRADE_STEPS)
+    took = {}
+    started = time.monotonic()
+    listed = run_as_user(upgrade, env, INSTALL_SECONDS, meanwhile=play_runtime)
+    took["upgrading.md's patch to v0.2.1"] = time.monotonic() - started
+    current = active_function_revision(api)
+    assert current is not None and current["metadata"]["name"] != previous["metadata"]["name"]
+    assert current["spec"]["image"].endswith(f":{NEXT_TAG}"), current["spec"]["image"]
+    assert current["metadata"]["name"] in listed, listed
+    assert all(healthy(api, name) for name in CONFIGURATIONS)
+    assert differences(before, pair.settled()) == [], "upgrading the function"
+
+    # upgrading.md's move to the next minor: the function alone first, as its first command
+    # does, which the Configurations' range does not admit; then the page's commands, as
+    # written, with Configurations built to admit it.
+    def moved_to(tag: str) -> bool:
+        # Played for its side (the runtime's report); with a Configuration unhealthy it is False.
+        play_runtime()
+        revision = active_function_revision(api) or {}
+        image = str(revision.get("spec", {}).get("image", ""))
+        return image.endswith(f":{tag}") and is_true(revision, "RuntimeHealthy")
+
+    (plane.work / NEXT_MINOR).mkdir(exist_ok=True)
+    for cloud in CLOUDS:
+        built = build_configuration(
+            str(plane.binaries.crank), cloud, plane.work / NEXT_MINOR, NEXT_MINOR_RANGE
+        )
+        push(plane, built, configuration_reference(plane.registry_port, cloud.name, NEXT_MINOR))
+    apis_before = {name: uid_of(api, kinds.XRD, name) for name in APIS} | {
+        f"composition {name}": uid_of(api, kinds.COMPOSITION, name) for name in APIS
+    }
+    patch = {"spec": {"package": f"{FUNCTION_REPOSITORY}:{NEXT_MINOR}"}}
+    api.merge_patch(kinds.FUNCTION, FUNCTION, patch)
+    wait_for(
+        f"the Function's {NEXT_MINOR} revision Active",
+        functools.partial(moved_to, NEXT_MINOR),
+        INSTALL_SECONDS,
+    )
+    out_of_range = {
+        name: wait_for(
+            f"{name} unhealthy on a function outside its range",
+            functools.partial(unhealthy_with, api, name, OUT_OF_RANGE_MESSAGE),
+            INSTALL_SECONDS,
+        )
+        for name in CONFIGURATIONS
+    }
+    assert OUT_OF_RANGE_MESSAGE in " ".join((DOCS / "upgrading.md").read_text().split())
+    # The APIs stay, and every XR is still composed.
+    assert differences(before, pair.settled()) == [], "a function outside the range"
+    [next_minor] = sh_blocks((DOCS / "upgrading.md").read_text(), NEXT_MINOR_STEPS)
+    started = time.monotonic()
+    run_as_user(next_minor, env, INSTALL_SECONDS, meanwhile=play_runtime)
+    took["the move to v0.3.0"] = time.monotonic() - started
+    for name in CONFIGURATIONS:
+        configuration = api.get(kinds.CONFIGURATION, name) or {}
+        assert configuration["spec"]["package"].endswith(f":{NEXT_MINOR}")
+        assert is_true(configuration, "Healthy"), configuration.get("status")
+    # The new releases took the same XRDs and Compositions over.
+    assert {name: uid_of(api, kinds.XRD, name) for name in APIS} | {
+        f"composition {name}": uid_of(api, kinds.COMPOSITION, name) for name in APIS
+    } == apis_before
+    assert differences(before, pair.settled()) == [], "moving to the next minor"
+
+    # 2. uninstall.md's check, then the Civo Configuration deleted under a live CivoCluster.
+    [check] = sh_blocks((DOCS / "uninstall.md").read_text(), CHECK_STEPS)
+    listing = run_as_user(check, env)
+    assert pair.coreweave.name in listing and pair.civo.name in listing, listing
+    civo = pair.civo
+    cluster_id = external_name(api, civo.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster")
+    xr_uid = (api.get(civo.kind, civo.name, NAMESPACE) or {})["metadata"]["uid"]
+    old_xrd_uid = (api.get(kinds.XRD, CIVO_API) or {})["metadata"]["uid"]
+    configuration = api.get(kinds.CONFIGURATION, CIVO_CONFIGURATION) or {}
+    api.delete(kinds.CONFIGURATION, CIVO_CONFIGURATION)
+
+    def synced_message() -> str:
+        found = condition(api.get(civo.kind, civo.name, NAMESPACE), "Synced")
+        return str(found.get("message", "")) if found.get("status") == "False" else ""
+
+    stopped = wait_for("the CivoCluster Synced=False", synced_message, CONVERGE_SECONDS)
+    assert stopped == (
+        "cannot fetch Composition: cannot get Composition: Composition.apiextensions.crossplane.io "
+        f'"{CIVO_API}" not found'
+    )
+    uninstall_page = " ".join((DOCS / "uninstall.md").read_text().split())
+    assert "`cannot fetch Composition: ... not found`" in uninstall_page
+    assert api.get(kinds.COMPOSITION, CIVO_API) is None
+    xrd = api.get(kinds.XRD, CIVO_API) or {}
+    assert xrd["metadata"].get("deletionTimestamp"), xrd["metadata"]
+    established = condition(xrd, "Established")
+    assert (established.get("status"), established.get("reason")) == (
+        "False",
+        "TerminatingCompositeResource",
+    )
+    assert (api.get(civo.kind, civo.name, NAMESPACE) or {})["metadata"]["uid"] == xr_uid
+    assert differences(of_member(before, civo.name), of_member(pair.snapshot(), civo.name)) == []
+    assert cluster_id in suite.clusters.running()
+
+    # Put back, it cannot take the terminating XRD over.
+    api.apply(
+        kinds.CONFIGURATION,
+        {"metadata": {"name": CIVO_CONFIGURATION}, "spec": configuration["spec"]},
+    )
+    refused = wait_for(
+        "the Configuration put back unhealthy",
+        lambda: unhealthy_with(api, CIVO_CONFIGURATION, "cannot establish control of object"),
+        INSTALL_SECONDS,
+    )
+    assert f"{CIVO_API} is already controlled by ConfigurationRevision" in refused, refused
+    assert (
+        "`cannot establish control of object: <the XRD> is already controlled by "
+        "ConfigurationRevision ...`" in uninstall_page
+    )
+    # The way back: the XR deleted (its cluster with it), the API comes back.
+    delete_xr(suite, civo.kind, civo.composed_kinds, civo.name, NAMESPACE, cluster_id)
+    wait_for(
+        "the Configuration Healthy with a new XRD",
+        lambda: (
+            healthy(api, CIVO_CONFIGURATION)
+            and (api.get(kinds.XRD, CIVO_API) or {}).get("metadata", {}).get("uid", old_xrd_uid)
+            != old_xrd_uid
+            and is_true(api.get(kinds.XRD, CIVO_API), "Established")
+        ),
+        CONVERGE_SECONDS,
+    )
+
+    # 3. uninstall.md's removal: the XRs first, waited for, then the rest.
+    delete_xrs, delete_configurations, delete_the_rest = sh_blocks(
+        (DOCS / "uninstall.md").read_text(), REMOVAL_STEPS
+    )
+    coreweave = pair.coreweave
+    cks_id = external_name(api, coreweave.name, NAMESPACE, kinds.CKS_CLUSTER, "cks-cluster")
+    started = time.monotonic()
+    run_as_user(delete_xrs, env, CONVERGE_SECONDS)
+    took["the foreground delete of the CoreWeaveCluster"] = time.monotonic() - started
+    # Returned only once everything composed, and the cluster, were gone.
+    assert api.get(coreweave.kind, coreweave.name, NAMESPACE) is None
+    assert composed(api, coreweave.name, NAMESPACE, coreweave.composed_kinds) == {}
+    assert cks_id not in suite.clusters.running()
+    run_as_user(delete_configurations, env, INSTALL_SECONDS)
+    # What examples/configurations.yaml has a user create, its ImageConfig included (the suite
+    # mirrors the registries with ImageConfigs of its own).
+    api.apply(kinds.IMAGE_CONFIG, example_image_config())
+    run_as_user(delete_the_rest, env, INSTALL_SECONDS)
+
+    left = [
+        f"{kind.kind}/{name}"
+        for kind, names in (
+            (kinds.CONFIGURATION, CONFIGURATIONS),
+            (kinds.XRD, APIS),
+            (kinds.CRD, APIS),
+            (kinds.COMPOSITION, APIS),
+            (kinds.FUNCTION, (FUNCTION,)),
+            (kinds.PROVIDER, tuple(sorted(brought - {FUNCTION, *CONFIGURATIONS}))),
+            (kinds.DEPLOYMENT_RUNTIME_CONFIG, ("function-inference-clusters", "provider-helm")),
+            (kinds.IMAGE_CONFIG, ("modelplane-packages",)),
+        )
+        for name in names
+        if api.get(kind, name) is not None
+    ]
+    left += [
+        f"Secret/{name}"
+        for name in ("coreweave-credentials", "civo-credentials")
+        if api.get(kinds.SECRET, name, "crossplane-system") is not None
+    ]
+    assert left == [], left
+    suite.notes.append(
+        "upgrading and uninstalling as the docs say: "
+        + ", ".join(f"{step} {seconds:.0f} s" for step, seconds in took.items())
+        + f"; {len(out_of_range)} Configurations unhealthy while only the function moved"
+    )
