@@ -56,6 +56,9 @@ from harness.e2e.xr import composed, external_name
 DOCS = REPO / "docs"
 UPGRADE_STEPS = "## Upgrading the function"
 CHECK_STEPS = "## Before you delete a Configuration"
+LOG_STEPS = "## Reading the function's log"
+# The runtime config examples/function-runtime.yaml creates, whose container the log steps edit.
+RUNTIME_CONFIG = "function-inference-clusters"
 REMOVAL_STEPS = "## Removing everything"
 FUNCTION = "modelplane-function-inference-clusters"
 # The tag upgrading.md's commands move the function to, and one outside the Configurations'
@@ -214,6 +217,17 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     } == apis_before
     assert differences(before, pair.settled()) == [], "moving to the next minor"
 
+    # troubleshooting.md's log commands, as written: the log selector (no pods here: the suite
+    # runs the function itself), then --debug on and off in the runtime config.
+    logs, debug_on, debug_off = sh_blocks((DOCS / "troubleshooting.md").read_text(), LOG_STEPS)
+    run_as_user(logs, env)
+    for block, args in ((debug_on, ["--debug"]), (debug_off, None)):
+        run_as_user(block, env)
+        runtime_config = api.get(kinds.DEPLOYMENT_RUNTIME_CONFIG, RUNTIME_CONFIG) or {}
+        template = runtime_config["spec"]["deploymentTemplate"]["spec"]["template"]["spec"]
+        [container] = template["containers"]
+        assert (container["name"], container.get("args")) == ("package-runtime", args)
+
     # 2. uninstall.md's check, then the Civo Configuration deleted under a live CivoCluster.
     [check] = sh_blocks((DOCS / "uninstall.md").read_text(), CHECK_STEPS)
     listing = run_as_user(check, env)
@@ -304,7 +318,7 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
             (kinds.COMPOSITION, APIS),
             (kinds.FUNCTION, (FUNCTION,)),
             (kinds.PROVIDER, tuple(sorted(brought - {FUNCTION, *CONFIGURATIONS}))),
-            (kinds.DEPLOYMENT_RUNTIME_CONFIG, ("function-inference-clusters", "provider-helm")),
+            (kinds.DEPLOYMENT_RUNTIME_CONFIG, (RUNTIME_CONFIG, "provider-helm")),
             (kinds.IMAGE_CONFIG, ("modelplane-packages",)),
         )
         for name in names
