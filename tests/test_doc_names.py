@@ -31,7 +31,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Where a doc may name the hand-installed Function: what it says about the hand install.
 HAND_INSTALL_SECTIONS = {
     ("install.md", "### Moving from a hand install"),
-    ("install.md", "## Using it from a Composition"),
+    ("composition.md", ""),
+    ("composition.md", "# Using it from your own Composition"),
 }
 # `kubectl <verb> function[s][.pkg.crossplane.io] NAME`, across the line breaks of inline code.
 FUNCTION_COMMAND = re.compile(

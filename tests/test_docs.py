@@ -277,7 +277,7 @@ def run_from_a_checkout(block: str, tmp_path: Path) -> subprocess.CompletedProce
 
 
 def test_the_documented_validate_command_runs_as_written(tmp_path: Path) -> None:
-    done = run_from_a_checkout(shell_block(DOCS / "install.md", "beta validate"), tmp_path)
+    done = run_from_a_checkout(shell_block(DOCS / "composition.md", "beta validate"), tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [
         "[✓] infrastructure.modelplane.ai/v1alpha1, Kind=CoreWeaveCluster, inference-east "
@@ -289,7 +289,7 @@ def test_the_documented_validate_command_runs_as_written(tmp_path: Path) -> None
 
 
 def test_the_documented_validate_command_names_a_field_out_of_bounds(tmp_path: Path) -> None:
-    block = shell_block(DOCS / "install.md", "beta validate")
+    block = shell_block(DOCS / "composition.md", "beta validate")
     bad = yaml.safe_load(example_set("coreweave").xr.read_text())
     bad["spec"]["nodePools"][0]["nodeCount"] = -3
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))

@@ -22,7 +22,7 @@ from .controlplane import ControlPlane
 PROCESS_NAME = "provider-helm"
 # After a Helm upgrade provider-helm leaves the Release Unavailable (it saw the old values) and
 # observes it again only after --poll, 10 m by default: the CivoCluster is not Ready that long
-# after every change to an autoscaled pool. What docs/install.md recommends (1m) or, here, shorter.
+# after every change to an autoscaled pool. What docs/troubleshooting.md recommends (1m) or, here, shorter.
 POLL = "30s"
 STARTUP_SECONDS = 120
 # provider-helm logs this once the namespaced Release CRD is served and it sets up the Release

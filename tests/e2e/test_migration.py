@@ -14,7 +14,7 @@ nothing changes.
 The CivoCluster has no autoscaled pool: the suite's hand-installed Composition takes the
 cluster-autoscaler chart from a mirror, the packaged one from the public repository, so an
 autoscaled pool's Release would change its chart source, as it would for a user who mirrors the
-chart (docs/install.md says what such a user does). With the default repository nothing changes.
+chart (docs/composition.md says what such a user does). With the default repository nothing changes.
 """
 
 from __future__ import annotations
