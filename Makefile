@@ -1,5 +1,6 @@
 # Every target installs what it needs itself: a fresh clone needs only Python 3.11+ (and Go for
-# the Crossplane CLI and Helm chart checks, which skip with a message without it).
+# the Crossplane CLI, Helm and promtool, whose checks skip with a message without it). Under
+# FIC_TOOLS_REQUIRED=1 (.ci/run) a tool that fails to build fails make, and a skip fails the tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -7,6 +8,9 @@ STAMP := $(VENV)/.installed
 ADDRESS ?= 0.0.0.0:9443
 
 .PHONY: run test lint typecheck unit render render-check crank helm promtool clean
+
+# A tool build's failure is ignored (its checks then skip), but not where every check must run.
+TOOL_FAILURE := $(if $(filter 1,$(FIC_TOOLS_REQUIRED)),,-)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,17 +37,17 @@ unit: $(STAMP) helm promtool
 	$(BIN)/pytest --ignore=tests/e2e --ignore=tests/image
 
 crank:
-	-bash hack/install-crank.sh
+	$(TOOL_FAILURE)bash hack/install-crank.sh
 
 # The Helm provider-helm embeds, for the chart check (tests/test_autoscaler_chart.py); cached
 # outside the clone. Without Go the check skips with a message.
 helm:
-	-bash hack/controlplane/build-helm.sh
+	$(TOOL_FAILURE)bash hack/controlplane/build-helm.sh
 
 # Prometheus's promtool, for the alert rule check (tests/test_alert_rules.py); cached outside the
 # clone. Without Go the check skips with a message.
 promtool:
-	-bash hack/controlplane/build-promtool.sh
+	$(TOOL_FAILURE)bash hack/controlplane/build-promtool.sh
 
 ## render: regenerate tests/stages/<set>/rendered/<stage>.yaml with the real crank render
 render: $(STAMP) crank

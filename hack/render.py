@@ -28,6 +28,7 @@ from pathlib import Path
 
 from harness.e2e.binaries import versions
 from harness.example_sets import STAGES, ExampleSet, example_sets
+from harness.required_tools import required
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
@@ -201,12 +202,14 @@ def main() -> int:
         print(
             "render-check SKIPPED: the Crossplane CLI (crank) is not installed; it needs Go (hack/install-crank.sh)"
         )
-        return 0
+        return 1 if required() else 0
     can_validate = SHARED_CRDS.is_dir()
     if args.check and not can_validate:
         print(
             f"render-check: {SHARED_CRDS} not found; beta validate SKIPPED, renders still compared"
         )
+        if required():
+            return 1
 
     failures: list[str] = []
     with tempfile.TemporaryDirectory() as tmp_name, function_server() as port:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from function.civo.autoscaler import CIVO_API_SECRET, RELEASE_FOR_MINOR, kubernetes_minor
+from function.civo.autoscaler import CIVO_API_SECRET, kubernetes_minor
 from function.input import parse_input
 from harness.pinned_chart import step_input
 
@@ -24,6 +24,11 @@ CIVO_ENV = {
     "CIVO_REGION": "region",
 }
 CHART_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
+# The cluster-autoscaler release expected for the minor the tests' Civo clusters run (1.34),
+# written here, not read from the function's RELEASE_FOR_MINOR, so that a wrong entry there
+# fails the tests: upstream's newest 1.34 patch release when chart 9.59.0 was pinned. The
+# chart's own minor is checked against its appVersion (tests/test_autoscaler_chart.py).
+EXPECTED_RELEASE = {"1.34": "v1.34.5"}
 CONTAINER = "civo-cluster-autoscaler"
 
 
@@ -66,7 +71,15 @@ def command(pools: list[dict[str, Any]], pool_ids: dict[str, str], archive: Path
 def image(kubernetes_version: str | None) -> str | None:
     """The cluster-autoscaler release for the cluster's minor (None: unknown here)."""
     minor = kubernetes_minor(kubernetes_version)
-    return f"{CHART_IMAGE}:{RELEASE_FOR_MINOR[minor]}" if minor is not None else None
+    return f"{CHART_IMAGE}:{EXPECTED_RELEASE[minor]}" if minor is not None else None
+
+
+def chart_app_version(archive: Path) -> str:
+    """The cluster-autoscaler version the chart itself ships (Chart.yaml's appVersion)."""
+    with tarfile.open(archive) as chart:
+        member = chart.extractfile("cluster-autoscaler/Chart.yaml")
+        assert member is not None
+        return str(yaml.safe_load(member.read())["appVersion"])
 
 
 def civo_env() -> list[dict[str, Any]]:

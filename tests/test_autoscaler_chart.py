@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
+from function.civo.autoscaler import RELEASE_FOR_MINOR
 from harness.e2e.binaries import helm
 from harness.example_sets import STAGES, example_set, example_sets
 from harness.pinned_chart import CHARTS, chart_archive
@@ -158,3 +159,16 @@ def test_without_autoscaled_pools_the_chart_renders_no_autoscaler(tmp_path: Path
         "Service",
         "ServiceAccount",
     ]
+
+
+def test_the_function_runs_the_charts_own_release_on_the_charts_minor() -> None:
+    """For the Kubernetes minor the pinned chart was made for, the function's table names the
+    release the chart ships (its appVersion), read from the archive, not from the function."""
+    _, _, release = RELEASES[0]
+    archive = chart_archive(release["spec"]["forProvider"]["chart"]["version"])
+    if not archive.exists():
+        pytest.skip(f"the chart {archive.name} is not in {CHARTS}")
+    shipped = expect.chart_app_version(archive)
+    minor = ".".join(shipped.split(".")[:2])
+    assert RELEASE_FOR_MINOR[minor] == f"v{shipped}"
+    assert max(RELEASE_FOR_MINOR, key=lambda m: tuple(int(p) for p in m.split("."))) == minor
