@@ -87,6 +87,7 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
         "crossplane-v2.4.0-cluster-autoscaler",
         "crossplane-v2.4.0-pools-and-upgrade",
         "crossplane-v2.4.0-install",
+        "crossplane-v2.4.0-uninstall",
         "crossplane-v2.4.0-rest",
         "crossplane-v2.3.4-rest",
         "crossplane-v2.3.4-coreweave",

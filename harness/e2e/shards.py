@@ -41,7 +41,7 @@ SHARDS: dict[str, str] = {
     "test_rbac": "install",
     "test_readme": "install",
     "test_provider_upgrade": "install",
-    "test_uninstall": "install",
+    "test_uninstall": "uninstall",
 }
 DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).
