@@ -9,8 +9,8 @@ import click
 from crossplane.function import cli as sdkcli
 from crossplane.function import logging, runtime
 
-from function import addresses, health, metrics, runner, server
-from function.memo.memo import MEMO_BYTES
+from function import addresses, health, metrics, server
+from function.memo.memo import MEMO_BYTES, Memo
 from function.runner import FunctionRunner
 
 MEGABYTE = 1024 * 1024
@@ -90,7 +90,6 @@ def cli(
         except ValueError as error:
             click.echo(f"function: {flag}: {error}", err=True)
             sys.exit(2)
-    runner.resize_memo(memo_mib * MEGABYTE)
     counted = metrics.Metrics() if metrics_address else None
     if counted is not None:
         try:
@@ -105,7 +104,7 @@ def cli(
             None if insecure or not tls_certs_dir else runtime.load_credentials(tls_certs_dir)
         )
         server.serve(
-            FunctionRunner(log_calls=debug, metrics=counted),
+            FunctionRunner(log_calls=debug, metrics=counted, memo=Memo(memo_mib * MEGABYTE)),
             address,
             creds=credentials,
             options=options,

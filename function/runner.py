@@ -78,8 +78,13 @@ class Answer(NamedTuple):
 
 
 class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
-    def __init__(self, log_calls: bool = False, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self, log_calls: bool = False, metrics: Metrics | None = None, memo: Memo | None = None
+    ) -> None:
         self.log = logging.get_logger()
+        # The last answer per XR and pass: a converged call whose reads all replay is answered
+        # from it. One per servicer, so one per process (--memo-mib sizes it).
+        self.memo = memo if memo is not None else Memo(MEMO_BYTES)
         # One debug line per call (--debug): which XR, which required resources came with the
         # request, whether the memo answered. Built only when asked for: even filtered out at
         # INFO, a structlog debug call cost about 5 µs per call (bench, in-process).
@@ -105,7 +110,7 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         metrics = self.metrics
         started = time.perf_counter() if metrics is not None else 0.0
         try:
-            done = answer(req)
+            done = answer(req, self.memo)
         except Exception as error:  # a reconcile must always get an answer
             kind = kind_label(req)
             # Neither the exception's text nor its frames' locals (which the SDK's JSON logger
@@ -169,18 +174,8 @@ def describe_xr(req: fnv1.RunFunctionRequest) -> str:
     )
 
 
-# The last answer per XR and pass: a converged call whose reads all replay is answered from it.
-_MEMO = Memo(MEMO_BYTES)
-
-
-def resize_memo(max_bytes: int) -> None:
-    """Start afresh with a memo of max_bytes (the function's --memo-mib, before it serves)."""
-    global _MEMO  # noqa: PLW0603 - one memo per process, sized once at startup
-    _MEMO = Memo(max_bytes)
-
-
-def answer(req: fnv1.RunFunctionRequest) -> Answer:
-    """req's answer, serialized.
+def answer(req: fnv1.RunFunctionRequest, memo: Memo) -> Answer:
+    """req's answer, serialized, from `memo` where it holds the XR's last answer.
 
     The memo answers when the XR's spec, the step input and every value the core read last time
     are unchanged: the recorded fields are appended to the serialized `response.to(req)`, which
@@ -203,7 +198,7 @@ def answer(req: fnv1.RunFunctionRequest) -> Answer:
     sources = Sources(req.observed.resources, call.composite.status, call.required)
     spec_key = call.composite.spec_key
     if spec_key is not None:
-        entry = _MEMO.lookup(call.memo_pass, call.core, spec_key, call.config, sources)
+        entry = memo.lookup(call.memo_pass, call.core, spec_key, call.config, sources)
         if entry is not None and entry.keys.isdisjoint(req.desired.resources):
             wire = response.to(req).SerializeToString() + entry.unpacked()
             return Answer(wire, *entry.counts, call.composite.kind, memo="hit")
@@ -230,8 +225,8 @@ def answer(req: fnv1.RunFunctionRequest) -> Answer:
     write(outcome, written)
     blob = written.SerializeToString()
     plan, wants = compile_reads(recorder.reads)
-    packed, dictionary = _MEMO.pack(call.core, blob)
-    _MEMO.remember(
+    packed, dictionary = memo.pack(call.core, blob)
+    memo.remember(
         call.memo_pass,
         Entry(
             call.core,

@@ -216,11 +216,17 @@ def listening(address: str, port: int) -> bool:
         return False
 
 
-def run(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
-    """The servicer's answer, built as under --debug (the log line included: every test then
-    proves it never fails, whatever the request; logging itself is off unless a test turns it
-    on)."""
-    return asyncio.run(FunctionRunner(log_calls=True).RunFunction(req, None))
+# The servicer the tests call, built as under --debug (the log line included: every test then
+# proves it never fails, whatever the request; logging itself is off unless a test turns it on).
+# One for the test process, as one serves a function's process: its memo answers repeats.
+SERVICER = FunctionRunner(log_calls=True)
+
+
+def run(
+    req: fnv1.RunFunctionRequest, servicer: FunctionRunner = SERVICER
+) -> fnv1.RunFunctionResponse:
+    """The servicer's answer."""
+    return asyncio.run(servicer.RunFunction(req, None))
 
 
 def to_dict(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
@@ -302,9 +308,12 @@ class World:
         *,
         step_input: dict[str, Any] | None = None,
         seeded: bool = False,
+        servicer: FunctionRunner = SERVICER,
     ) -> None:
         self.xr = xr
         self.step_input = step_input
+        # The function's process: a world of its own memo, or the tests' shared one.
+        self.servicer = servicer
         # Crossplane v2.4's loop: each reconcile's first call carries what the last one required.
         self.seeded = seeded
         self.last_requirements: dict[str, fnv1.ResourceSelector] = {}
@@ -316,7 +325,9 @@ class World:
 
     def reconcile(self) -> fnv1.RunFunctionResponse:
         passes = requirements_loop(
-            lambda required: run(request(self.xr, self.observed, required, self.step_input)),
+            lambda required: run(
+                request(self.xr, self.observed, required, self.step_input), self.servicer
+            ),
             self._resolve,
             self.last_requirements if self.seeded else None,
         )

@@ -9,6 +9,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
+from function.memo.memo import MEMO_BYTES, Memo
 from hack.bench import measure
 from hack.bench.scenarios import NOISY, build_scenarios, next_n
 
@@ -19,11 +20,12 @@ NOISY_COREWEAVE, BARE_COREWEAVE = (
 )
 
 
-def memo_outcome(request: bytes) -> str | None:
-    return runner.answer(fnv1.RunFunctionRequest.FromString(request)).memo
-
-
 def test_the_other_shape_of_an_xr_replaces_its_memo_entry() -> None:
+    memo = Memo(MEMO_BYTES)
+
+    def memo_outcome(request: bytes) -> str | None:
+        return runner.answer(fnv1.RunFunctionRequest.FromString(request), memo).memo
+
     member = 1
     noisy, bare = NOISY_COREWEAVE.template, BARE_COREWEAVE.template
     memo_outcome(noisy.make(member, next_n()))
@@ -46,7 +48,8 @@ class FakeServer:
 
 def test_warm_calls_each_member_once_per_server_in_the_shape_measured() -> None:
     answer = runner.answer(
-        fnv1.RunFunctionRequest.FromString(NOISY_COREWEAVE.template.make(0, next_n()))
+        fnv1.RunFunctionRequest.FromString(NOISY_COREWEAVE.template.make(0, next_n())),
+        Memo(MEMO_BYTES),
     ).wire
     servers: list[Any] = [FakeServer("function", answer), FakeServer("noop", b"")]
     stats = {s.name: measure.Stats() for s in servers}

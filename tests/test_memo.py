@@ -15,12 +15,14 @@ from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
+from function.memo.memo import Memo
 from function.shared.cache import LRU
 from hack.bench.gowire import shuffled
 from harness.fixtures import (
     CIVO_SECRET_NAME,
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
+    SERVICER,
     World,
     civo_connection_secret,
     civo_xr,
@@ -103,9 +105,10 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counting]:
     return cores
 
 
-def answered(req: fnv1.RunFunctionRequest) -> bytes:
-    """The answer as sent, parsed as Crossplane parses it, in canonical bytes."""
-    wire = runner.answer(req).wire
+def answered(req: fnv1.RunFunctionRequest, memo: Memo = SERVICER.memo) -> bytes:
+    """The answer as sent (from the tests' servicer's memo, unless given another), parsed as
+    Crossplane parses it, in canonical bytes."""
+    wire = runner.answer(req, memo).wire
     return fnv1.RunFunctionResponse.FromString(wire).SerializeToString(deterministic=True)
 
 
@@ -388,10 +391,7 @@ def test_a_memo_too_small_for_an_answer_composes_every_call_exactly(
     composed afresh on every call, with the same answer."""
     req = request(*converged_civo())
     runs = counted["CivoCluster"].runs
-    runner.resize_memo(1024)  # bytes: less than one converged CivoCluster's entry
-    try:
-        answers = [answered(req) for _ in range(3)]
-        assert counted["CivoCluster"].runs == runs + 3
-    finally:
-        runner.resize_memo(runner.MEMO_BYTES)
+    small = Memo(1024)  # bytes: less than one converged CivoCluster's entry
+    answers = [answered(req, small) for _ in range(3)]
+    assert counted["CivoCluster"].runs == runs + 3
     assert answers == [composed_afresh(req)] * 3

@@ -29,7 +29,6 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 import yaml
@@ -39,6 +38,7 @@ from google.protobuf import json_format
 
 from function import runner
 from function.memo.memo import MEMO_BYTES, Memo
+from function.runner import FunctionRunner
 from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
@@ -228,14 +228,13 @@ class Life:
     def __init__(self, world: World, shape: Shape) -> None:
         self.world, self.shape = world, shape
         self.answers: list[tuple[str, Answered]] = []
-        # Each life has its own memo: no entry of another life answers for it.
-        self.memo = Memo(MEMO_BYTES)
+        # Each life has its own servicer, so its own memo: no entry of another life answers for it.
+        world.servicer = FunctionRunner()
 
     def reconcile(self, stage: str) -> None:
         """Reconcile once; observed is then what the API server and the provider hold."""
         self.shape.store(self.world.observed)
-        with mock.patch.object(runner, "_MEMO", self.memo):
-            rsp = self.world.reconcile()
+        rsp = self.world.reconcile()
         self.shape.store(self.world.observed)
         self.answers.append((stage, answered(self.world, rsp)))
 
@@ -513,16 +512,16 @@ def test_provider_upgrade_in_place_is_answered_from_the_memo(
 ) -> None:
     """Upgrading the providers under a converged XR changes only fields the function does not
     read: the memo keeps answering, with the bytes a fresh composition gives, and no core runs."""
-    monkeypatch.setattr(runner, "_MEMO", Memo(MEMO_BYTES))
+    memo = Memo(MEMO_BYTES)
     for kind, (drive, proven, newer) in LIVES.items():
         world = drive(proven).world
-        before = runner.answer(last_request(world))
+        before = runner.answer(last_request(world), memo)
         assert before.memo == "miss", kind
         for shape in newer:
             observed = copy.deepcopy(world.observed)
             shape.store(observed)
             req = last_request(world, observed)
-            after = runner.answer(req)
+            after = runner.answer(req, memo)
             assert after.memo == "hit", (kind, shape.name)
             assert canonical(after.wire) == canonical(before.wire) == composed_afresh(req), (
                 kind,

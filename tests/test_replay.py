@@ -8,6 +8,8 @@ on the second exactly when every read gives the same result on both.
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,9 +17,17 @@ from google.protobuf import struct_pb2 as structpb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from function.memo.memo import Recorder, RecordingView
+from function.memo.memo import (
+    RECORDED_READERS,
+    UNRECORDED_MEMBERS,
+    Recorder,
+    RecordingView,
+)
 from function.memo.replay import Sources, compile_reads
+from function.shared import observed
 from function.shared.observed import View
+from hack import example_stages
+from harness.example_sets import example_sets
 
 NAMES = ["spec", "status", "conditions", "atProvider", "id", "manifest", "type", "status"]
 LONG = "k" * 80  # kept as a digest, not as text
@@ -41,7 +51,8 @@ paths = st.lists(st.one_of(st.sampled_from(NAMES), st.integers(-1, 2)), max_size
 # (accessor, child path, path or condition type, default)
 reads = st.lists(
     st.tuples(
-        st.sampled_from(["string", "has", "get", "exists", "condition_status", "condition_at"]),
+        # Every recorded reader (the memo's table), and condition_status at another path.
+        st.sampled_from([*sorted(RECORDED_READERS), "condition_at"]),
         paths,
         st.one_of(paths, st.sampled_from(["Ready", "Synced"])),
         st.sampled_from([None, "fallback", 0]),
@@ -66,8 +77,10 @@ def run_reads(view: View, script: list[tuple[str, Any, Any, Any]]) -> list[Any]:
         elif accessor == "condition_at":
             at = arg if isinstance(arg, tuple) else ("conditions",)
             seen.append(target.condition_status("Ready", at=at))  # type: ignore[arg-type]
-        else:
+        elif accessor == "condition_status":
             seen.append(target.condition_status(arg) if isinstance(arg, str) else None)
+        else:
+            raise AssertionError(f"a reader this test does not drive: {accessor}")
     return seen
 
 
@@ -138,3 +151,37 @@ EDGES = [
 @pytest.mark.parametrize(("first", "second", "script", "holds"), EDGES)
 def test_plan_edges(first: Any, second: Any, script: Any, holds: bool) -> None:
     assert replays_on(first, second, script) == (holds, holds)
+
+
+def public_members(cls: type) -> set[str]:
+    return {name for name in vars(cls) if not name.startswith("_")}
+
+
+def test_every_reader_of_view_is_recorded() -> None:
+    """A reader View gains fails here until the memo's table names it and RecordingView records
+    it; the property tests above then drive it (run_reads refuses one it does not know)."""
+    assert public_members(View) == set(RECORDED_READERS) | UNRECORDED_MEMBERS
+    assert set(RECORDED_READERS) | {"child"} <= public_members(RecordingView)
+    script = [
+        (reader, (), "Ready" if reader == "condition_status" else ("status",), None)
+        for reader in sorted(RECORDED_READERS)
+    ]
+    recorder = Recorder()
+    run_reads(RecordingView(struct(CONDITIONS), recorder, ("status",)), script)
+    assert sorted({check for _, _, check, _, _ in recorder.reads}) == sorted(
+        set(RECORDED_READERS.values())
+    )
+
+
+def test_no_composition_mutates_what_view_get_hands_out(tmp_path: Path) -> None:
+    """View.get hands out objects and lists from a cache shared between calls and XRs, which
+    compose code may put into desired state. Every example set is taken through its whole life
+    (hack/example_stages.py's reconciles, its files written under tmp_path); then each cached
+    value is still exactly what its bytes decode to: no composition changed one in place."""
+    observed._PLAIN._entries.clear()
+    for example in example_sets():
+        example_stages.generate(dataclasses.replace(example, stages=tmp_path / example.name))
+    cached = observed._PLAIN._entries
+    assert cached, "no composition read an object or list through View.get"
+    for key, (value, _) in cached.items():
+        assert value == observed._to_python(structpb.Value.FromString(key)), key[:80]

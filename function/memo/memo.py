@@ -61,6 +61,22 @@ _WANT_BYTES = 64
 Pass = tuple[str, str, str, str, str]
 
 
+# Every View reader a core can call, and the check the recorder logs for it (replay.py's _holds
+# answers each check as View does). A reader View gains must be recorded, or a memo hit could
+# replay an answer whose core would now read something else: tests/test_replay.py fails until
+# it is here and RecordingView records it.
+RECORDED_READERS = {
+    "exists": IS_OBJECT,
+    "get": GET,
+    "string": STRING,
+    "has": HAS,
+    "condition_status": CONDITION,
+}
+# View's other public members, none of which reads past a recorded reader: `ready` is
+# condition_status("Ready"), `child` a RecordingView of the subtree, `from_dict` a constructor.
+UNRECORDED_MEMBERS = frozenset({"ready", "child", "from_dict"})
+
+
 class Recorder:
     """The reads one core run made, in order."""
 

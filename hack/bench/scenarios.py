@@ -290,9 +290,13 @@ class Scenario:
         ]
 
 
+# The bench's in-process servicer: one memo across its calls, as in a function's process.
+IN_PROCESS = runner.FunctionRunner()
+
+
 def runner_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     """What the servicer answers (its memo included), without gRPC."""
-    wire = runner.answer(req).wire
+    wire = runner.answer(req, IN_PROCESS.memo).wire
     return fnv1.RunFunctionResponse.FromString(wire)
 
 
