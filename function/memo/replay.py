@@ -7,8 +7,10 @@ what the new request holds with what the core saw, without building any View. Su
 core read as a whole (a live StorageClass, the autoscaling groups) are compared as digests of
 their exact serialization, never converted to Python.
 
-Replaying a plan answers exactly what re-running the same reads through View would: the checks
-below mirror View's accessors (observed.py) one for one, and the memo's tests compare both.
+Replaying a plan answers exactly what re-running the same reads through View would: each check
+below answers one of View's readers (memo.RECORDED_READERS names which), and
+tests/test_replay.py fails on a reader the table lacks and compares every reader's replay with
+View's own answer.
 """
 
 from __future__ import annotations
