@@ -1,5 +1,6 @@
 """The Configuration install upgraded and uninstalled as docs/upgrading.md and docs/uninstall.md
-say, their commands run as written, under a live CoreWeaveCluster and CivoCluster.
+say, their commands run as written (and troubleshooting.md's and deleting.md's on the way), under
+a live CoreWeaveCluster and CivoCluster.
 
 Both Configurations are installed as a user installs them (harness/e2e/packages.py) and a pair
 of XRs brought to Ready through them. Then:
@@ -15,8 +16,9 @@ of XRs brought to Ready through them. Then:
    Configuration"): its check lists the XRs; the Civo Configuration is deleted under the live
    CivoCluster. Asserted, as the page says: the Composition goes, the XR turns Synced=False on
    the missing Composition, the XRD is terminating, nothing composed or live is deleted and the
-   cluster runs; the Configuration put back is unhealthy on the old XRD; deleting the XR deletes
-   its cluster, and the API then comes back with a new XRD.
+   cluster runs; the Configuration put back is unhealthy on the old XRD; deleting the XR (with
+   docs/deleting.md's command, as written) deletes its cluster, and the API then comes back with
+   a new XRD.
 3. **Removing everything** (uninstall.md): the XRs' foreground delete returns only once
    everything they composed and the CKS cluster are gone, and after the page's remaining
    commands nothing of the install is left: no Configuration, XRD, XR CRD, Composition,
@@ -57,6 +59,8 @@ DOCS = REPO / "docs"
 UPGRADE_STEPS = "## Upgrading the function"
 CHECK_STEPS = "## Before you delete a Configuration"
 LOG_STEPS = "## Reading the function's log"
+# deleting.md's commands come before its first heading.
+DELETING = "# Deleting a cluster"
 # The runtime config examples/function-runtime.yaml creates, whose container the log steps edit.
 RUNTIME_CONFIG = "function-inference-clusters"
 REMOVAL_STEPS = "## Removing everything"
@@ -139,7 +143,8 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     def play_runtime() -> bool:
         return report_package_runtimes(plane, brought, suite.runtime.endpoint)
 
-    pair = Pair.of(suite, "uninstall", civo_pools=CIVO_POOLS)
+    # inference-east and inference-lon in ml-team: the XRs docs/deleting.md's commands name.
+    pair = Pair.of(suite, "inference", civo_pools=CIVO_POOLS)
     pair.apply()
     before = pair.settled()
     env = user_environment(plane, tmp_path)
@@ -277,7 +282,11 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
         "`cannot establish control of object: <the XRD> is already controlled by "
         "ConfigurationRevision ...`" in uninstall_page
     )
-    # The way back: the XR deleted (its cluster with it), the API comes back.
+    # The way back: the XR deleted by deleting.md's command, as written (the pair is named as
+    # the page's examples), its cluster with it; then the API comes back.
+    _, delete_civo = sh_blocks((DOCS / "deleting.md").read_text(), DELETING)
+    assert civo.name in delete_civo, delete_civo
+    run_as_user(delete_civo, env)
     delete_xr(suite, civo.kind, civo.composed_kinds, civo.name, NAMESPACE, cluster_id)
     wait_for(
         "the Configuration Healthy with a new XRD",
