@@ -22,6 +22,11 @@ def sh_blocks(markdown: str, section: str) -> list[str]:
     """The `sh` code blocks of one section (its heading line, `## ...` or deeper), in order, up
     to the next heading of its level or above outside a code block (a `# comment` in one is no
     heading)."""
+    return code_blocks(markdown, section, "sh")
+
+
+def code_blocks(markdown: str, section: str, language: str) -> list[str]:
+    """The code blocks of that language in one section, as sh_blocks finds them."""
     level = len(section) - len(section.lstrip("#"))
     lines = markdown.splitlines(keepends=True)
     start = lines.index(f"{section}\n")
@@ -34,7 +39,9 @@ def sh_blocks(markdown: str, section: str) -> list[str]:
             break
         body.append(line)
     # A block inside a list item is indented as the item's text.
-    blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", "".join(body), flags=re.M | re.S)
+    blocks = re.findall(
+        rf"^( *)```{re.escape(language)}\n(.*?)^\1```", "".join(body), flags=re.M | re.S
+    )
     return [
         "".join(line.removeprefix(indent) for line in block.splitlines(keepends=True))
         for indent, block in blocks

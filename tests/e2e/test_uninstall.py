@@ -28,6 +28,7 @@ of XRs brought to Ready through them. Then:
 from __future__ import annotations
 
 import functools
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ import yaml
 
 from hack.configurations import CLOUDS
 from hack.configurations import build as build_configuration
-from harness.doc_commands import sh_blocks
+from harness.doc_commands import code_blocks, sh_blocks
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.kube import condition, is_true, wait_for
@@ -59,6 +60,8 @@ DOCS = REPO / "docs"
 UPGRADE_STEPS = "## Upgrading the function"
 CHECK_STEPS = "## Before you delete a Configuration"
 LOG_STEPS = "## Reading the function's log"
+# install.md's section whose YAML pins provider-kubernetes.
+PIN_STEPS = "### Which provider versions you get"
 # deleting.md's commands come before its first heading.
 DELETING = "# Deleting a cluster"
 # The runtime config examples/function-runtime.yaml creates, whose container the log steps edit.
@@ -135,8 +138,19 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
 ) -> None:
     suite = own_suite
     plane, api = suite.plane, suite.plane.api
+    # install.md's pin, as written: provider-kubernetes created first, under the name the
+    # CoreWeave Configuration installs it as, which the package manager then uses as it is.
+    [pin_yaml] = code_blocks((DOCS / "install.md").read_text(), PIN_STEPS, "yaml")
+    pin = yaml.safe_load(textwrap.dedent(pin_yaml))
+    api.apply(kinds.PROVIDER, pin)
+    pinned = uid_of(api, kinds.PROVIDER, pin["metadata"]["name"])
     install_configurations(
         plane, REPO, SHARED_CRDS, f"v{package_version()}", function_endpoint=suite.runtime.endpoint
+    )
+    provider = api.get(kinds.PROVIDER, pin["metadata"]["name"]) or {}
+    assert (provider["metadata"]["uid"], provider["spec"]["package"]) == (
+        pinned,
+        pin["spec"]["package"],
     )
     brought = brought_by_configurations(REPO)
 
