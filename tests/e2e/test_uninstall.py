@@ -270,13 +270,17 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     uninstall_page = " ".join((DOCS / "uninstall.md").read_text().split())
     assert "`cannot fetch Composition: ... not found`" in uninstall_page
     assert api.get(kinds.COMPOSITION, CIVO_API) is None
-    xrd = api.get(kinds.XRD, CIVO_API) or {}
-    assert xrd["metadata"].get("deletionTimestamp"), xrd["metadata"]
-    established = condition(xrd, "Established")
-    assert (established.get("status"), established.get("reason")) == (
-        "False",
-        "TerminatingCompositeResource",
-    )
+
+    # The XRD controller reports the termination on its own reconcile, which may come after
+    # the XR's (the cold run of 5d325ec saw Established=True a moment after Synced=False).
+    def terminating() -> dict[str, Any] | None:
+        xrd = api.get(kinds.XRD, CIVO_API) or {}
+        established = condition(xrd, "Established")
+        said = (established.get("status"), established.get("reason"))
+        deleting = xrd.get("metadata", {}).get("deletionTimestamp")
+        return xrd if deleting and said == ("False", "TerminatingCompositeResource") else None
+
+    wait_for("the XRD terminating, Established=False", terminating, INSTALL_SECONDS)
     assert (api.get(civo.kind, civo.name, NAMESPACE) or {})["metadata"]["uid"] == xr_uid
     assert differences(of_member(before, civo.name), of_member(pair.snapshot(), civo.name)) == []
     assert cluster_id in suite.clusters.running()
