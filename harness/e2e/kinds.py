@@ -52,9 +52,6 @@ PROVIDER_REVISION = Kind(
     "pkg.crossplane.io/v1", "ProviderRevision", "providerrevisions", namespaced=False
 )
 CONFIGURATION = Kind("pkg.crossplane.io/v1", "Configuration", "configurations", namespaced=False)
-CONFIGURATION_REVISION = Kind(
-    "pkg.crossplane.io/v1", "ConfigurationRevision", "configurationrevisions", namespaced=False
-)
 LOCK = Kind("pkg.crossplane.io/v1beta1", "Lock", "locks", namespaced=False)
 IMAGE_CONFIG = Kind("pkg.crossplane.io/v1beta1", "ImageConfig", "imageconfigs", namespaced=False)
 DEPLOYMENT_RUNTIME_CONFIG = Kind(

@@ -235,6 +235,22 @@ PACKAGE_KINDS = ("Function", "Provider", "Configuration")
 INSTALL_SECONDS = 300
 
 
+# The XRDs (and XR CRDs and Compositions) the Configurations install, by name.
+API_NAMES = [
+    f"{plural}.infrastructure.modelplane.ai" for plural in ("coreweaveclusters", "civoclusters")
+]
+
+
+def identities(plane: ControlPlane) -> dict[str, str]:
+    """The UIDs of the XRDs, the XR CRDs they made and the Compositions."""
+    found = {}
+    for kind in (kinds.XRD, kinds.CRD, kinds.COMPOSITION):
+        for name in API_NAMES:
+            obj = plane.api.get(kind, name) or {}
+            found[f"{kind.kind}/{name}"] = obj.get("metadata", {}).get("uid", "missing")
+    return found
+
+
 def configuration_file(repo: Path, cloud: str) -> Path:
     return repo / "build" / configuration_package_file(cloud)
 

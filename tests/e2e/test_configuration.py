@@ -23,9 +23,11 @@ from harness.e2e.controlplane import ControlPlane
 from harness.e2e.engine import Engine
 from harness.e2e.kube import is_true
 from harness.e2e.packages import (
+    API_NAMES,
     UNTESTED_NEWER,
     configuration_file,
     function_file,
+    identities,
     install_configurations,
     newest,
     proven_provider_kubernetes,
@@ -39,21 +41,6 @@ from harness.package_names import CONFIGURATION_CLOUDS, CONFIGURATIONS, declared
 def activated(cloud: str) -> list[str]:
     policy = yaml.safe_load((CONFIGURATIONS / cloud / "activation.yaml").read_text())
     return list(policy["spec"]["activate"])
-
-
-API_NAMES = [
-    f"{plural}.infrastructure.modelplane.ai" for plural in ("coreweaveclusters", "civoclusters")
-]
-
-
-def identities(plane: ControlPlane) -> dict[str, str]:
-    """The UIDs of the XRDs, the XR CRDs they made and the Compositions."""
-    found = {}
-    for kind in (kinds.XRD, kinds.CRD, kinds.COMPOSITION):
-        for name in API_NAMES:
-            obj = plane.api.get(kind, name) or {}
-            found[f"{kind.kind}/{name}"] = obj.get("metadata", {}).get("uid", "missing")
-    return found
 
 
 def install_apis_by_hand(plane: ControlPlane) -> dict[str, str]:

@@ -42,9 +42,11 @@ from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.kube import condition, is_true, wait_for
 from harness.e2e.packages import (
+    API_NAMES,
     INSTALL_SECONDS,
     brought_by_configurations,
     configuration_reference,
+    identities,
     install_configurations,
     push,
     report_package_runtimes,
@@ -85,11 +87,7 @@ OUT_OF_RANGE_MESSAGE = (
 )
 CONFIGURATIONS = ("inference-clusters-coreweave", "inference-clusters-civo")
 CIVO_CONFIGURATION = "inference-clusters-civo"
-APIS = (
-    "coreweaveclusters.infrastructure.modelplane.ai",
-    "civoclusters.infrastructure.modelplane.ai",
-)
-CIVO_API = APIS[1]
+CIVO_API = API_NAMES[1]
 # A fixed pool only: the suite's hand-installed Composition, which this install replaces, takes
 # the autoscaler chart from a mirror (tests/e2e/test_migration.py says why that matters).
 CIVO_POOLS = [
@@ -201,9 +199,7 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
             str(plane.binaries.crank), cloud, plane.work / NEXT_MINOR, NEXT_MINOR_RANGE
         )
         push(plane, built, configuration_reference(plane.registry_port, cloud.name, NEXT_MINOR))
-    apis_before = {name: uid_of(api, kinds.XRD, name) for name in APIS} | {
-        f"composition {name}": uid_of(api, kinds.COMPOSITION, name) for name in APIS
-    }
+    apis_before = identities(plane)
     patch = {"spec": {"package": f"{FUNCTION_REPOSITORY}:{NEXT_MINOR}"}}
     api.merge_patch(kinds.FUNCTION, FUNCTION, patch)
     wait_for(
@@ -231,9 +227,7 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
         assert configuration["spec"]["package"].endswith(f":{NEXT_MINOR}")
         assert is_true(configuration, "Healthy"), configuration.get("status")
     # The new releases took the same XRDs and Compositions over.
-    assert {name: uid_of(api, kinds.XRD, name) for name in APIS} | {
-        f"composition {name}": uid_of(api, kinds.COMPOSITION, name) for name in APIS
-    } == apis_before
+    assert identities(plane) == apis_before
     assert differences(before, pair.settled()) == [], "moving to the next minor"
 
     # troubleshooting.md's log commands, as written: the log selector (no pods here: the suite
@@ -340,9 +334,9 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
         f"{kind.kind}/{name}"
         for kind, names in (
             (kinds.CONFIGURATION, CONFIGURATIONS),
-            (kinds.XRD, APIS),
-            (kinds.CRD, APIS),
-            (kinds.COMPOSITION, APIS),
+            (kinds.XRD, API_NAMES),
+            (kinds.CRD, API_NAMES),
+            (kinds.COMPOSITION, API_NAMES),
             (kinds.FUNCTION, (FUNCTION,)),
             (kinds.PROVIDER, tuple(sorted(brought - {FUNCTION, *CONFIGURATIONS}))),
             (kinds.DEPLOYMENT_RUNTIME_CONFIG, (RUNTIME_CONFIG, "provider-helm")),
