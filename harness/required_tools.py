@@ -1,7 +1,7 @@
 """A pytest plugin: under FIC_TOOLS_REQUIRED=1 (what .ci/run exports) a skipped test is a failed
 one.
 
-Tests that need a tool built with Go (crank, Helm, promtool), the real CRDs in ../shared/crds or
+Tests that need a tool built with Go (crank, Helm, promtool, the validator), the real CRDs in ../shared/crds or
 the pinned chart skip with a message where those are absent, so that `make test` works on a
 fresh clone with Python alone. In CI that would let a broken build pass with none of those
 checks run, so there every skip fails, naming what was missing.

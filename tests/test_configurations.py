@@ -26,7 +26,7 @@ from harness.e2e.binaries import release_order, versions
 from harness.e2e.packages import proven_provider_kubernetes
 from harness.example_sets import example_sets
 from harness.package_names import CONFIGURATION_CLOUDS
-from tests.crdcheck import shared_crds_dir
+from harness.validator import shared_crds_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 RELEASE = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]

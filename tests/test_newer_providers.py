@@ -54,8 +54,8 @@ from harness.fixtures import (
     results,
     xr_status,
 )
+from harness.validator import shared_crds_dir
 from tests import civo_expected, coreweave_expected
-from tests.crdcheck import shared_crds_dir
 
 OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
 RELEASE = ("helm.m.crossplane.io/v1beta1", "Release")

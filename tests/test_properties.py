@@ -49,15 +49,13 @@ from harness.fixtures import (
     run,
     token_forms,
 )
-from tests.crdcheck import CrdCatalog, default_catalog, shared_crds_dir
+from harness.validator import provider_crds, shared_crds_dir, xrds
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()
 needs_crds = pytest.mark.skipif(
     CRDS is None, reason="../shared/crds not found: composed objects cannot be validated"
 )
-# The project's own XRDs: the reference for which specs are valid.
-XRD_CATALOG = CrdCatalog.load(*sorted((ROOT / "apis").glob("*/definition.yaml")))
 # Kubernetes serves these itself; there is no CRD to check them against.
 
 API_VERSION = "infrastructure.modelplane.ai/v1alpha1"
@@ -752,9 +750,9 @@ def check_fatal(rsp: fnv1.RunFunctionResponse) -> str:
 @functools.lru_cache(maxsize=4096)
 def _crd_problems(body_json: str) -> tuple[str, ...]:
     body = json.loads(body_json)
-    if not default_catalog().has_schema(body["apiVersion"], body["kind"]):
+    if not provider_crds().has_schema(body["apiVersion"], body["kind"]):
         return (f"no CRD for {body['apiVersion']} {body['kind']}",)
-    return tuple(default_catalog().validate(body))
+    return tuple(provider_crds().validate(body))
 
 
 def object_problems(rsp: fnv1.RunFunctionResponse) -> dict[str, list[str]]:
@@ -806,11 +804,7 @@ def check_kubeconfig(text: str) -> None:
 
 def xrd_problems(xr: dict[str, Any]) -> list[str]:
     """What the API server would say about the XR: unknown fields are pruned, not errors."""
-    return [
-        p
-        for p in XRD_CATALOG.validate(xr)
-        if "unknown field" not in p and not p.startswith("<nil>: Invalid value")
-    ]
+    return [p for p in xrds().validate(xr, "Ignore") if not p.startswith("<nil>: Invalid value")]
 
 
 _DEFAULTED = {"kubernetesVersion", "credentials"}
