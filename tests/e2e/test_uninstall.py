@@ -85,6 +85,12 @@ OUT_OF_RANGE_MESSAGE = (
     f"incompatible dependencies: existing package {FUNCTION_REPOSITORY}@{NEXT_MINOR} is "
     "incompatible with constraint >=v0.2.0, <v0.3.0"
 )
+# What upgrading.md quotes of a Configuration while the package manager swaps the function's
+# revision in its lock.
+SWAPPING_MESSAGE = (
+    'Package revision health is "False" with message: cannot resolve package dependencies: '
+    f'missing dependencies: "{FUNCTION_REPOSITORY}" (>=v0.2.0, <v0.3.0)'
+)
 CONFIGURATIONS = ("inference-clusters-coreweave", "inference-clusters-civo")
 CIVO_CONFIGURATION = "inference-clusters-civo"
 CIVO_API = API_NAMES[1]
@@ -196,6 +202,14 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
         + "; ".join(f"{name}: {sorted(states)}" for name, states in seen.items())
     )
     assert all(healthy(api, name) for name in CONFIGURATIONS), seen
+    # What upgrading.md says a Configuration may report meanwhile, and nothing else.
+    assert SWAPPING_MESSAGE in " ".join((DOCS / "upgrading.md").read_text().split())
+    assert {
+        state
+        for states in seen.values()
+        for state in states
+        if state != "True:" and SWAPPING_MESSAGE not in state
+    } == set()
     assert differences(before, pair.settled()) == [], "upgrading the function"
 
     # upgrading.md's move to the next minor: the function alone first, as its first command
