@@ -13,7 +13,6 @@ One module per concern, so a new scenario or measurement touches one file:
 - `measure.py`    serial latency, concurrency, cold start, in-process cost, whole reconciles
 - `report.py`     bench/results.md and its goals
 - `docs.py`       the docs' bench figures (performance table, sizing), rendered from the results
-- `profiling.py`  `--profile`: pyinstrument over the function's own work
 - `cli.py`        the order of a run and its flags
 
 The method is described in bench/README.md.

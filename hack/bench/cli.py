@@ -2,7 +2,6 @@
 
     .venv/bin/python -m hack.bench              # full run (a few minutes), writes bench/results.md
     BENCH_QUICK=1 make bench                    # or --quick: a short smoke run
-    .venv/bin/python -m hack.bench --profile --profile-fleet 1024   # pyinstrument, in-process
 
 Exit code: 0 when every call succeeded and no response was FATAL or wrong, even if a goal is
 missed (this is a report); 1 otherwise.
@@ -20,8 +19,8 @@ from pathlib import Path
 from crossplane.function import logging as fnlogging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from hack.bench import docs, measure, profiling, report, scenarios
-from hack.bench.scenarios import NOISY, REPEATED, SHAPES, Scenario, check_response, next_n
+from hack.bench import docs, measure, report, scenarios
+from hack.bench.scenarios import NOISY, REPEATED, Scenario, check_response, next_n
 from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper, scrape
 from hack.bench.servers import (
     CONTROL,
@@ -77,11 +76,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick", action="store_true", help=f"short smoke run (also with {QUICK_ENV}=1)"
     )
     parser.add_argument("--no-write", action="store_true", help="do not write bench/results.md")
-    parser.add_argument("--profile", action="store_true", help="only profile, in-process")
-    parser.add_argument("--profile-calls", type=int, default=2000)
-    parser.add_argument("--profile-kind", choices=scenarios.KINDS, default="CoreWeaveCluster")
-    parser.add_argument("--profile-shape", choices=SHAPES, default=NOISY)
-    parser.add_argument("--profile-fleet", type=int, default=1)
     args = parser.parse_args(argv)
     args.quick = args.quick or os.environ.get(QUICK_ENV, "") not in ("", "0")
     if args.quick:
@@ -95,13 +89,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         {min(int(f), args.fleet_sizes[-1]) for f in args.concurrent_fleets.split(",")}
     )
     return args
-
-
-def run_profile(args: argparse.Namespace) -> int:
-    built = scenarios.build_scenarios(args.profile_fleet, (args.profile_shape,))
-    scenario = next(s for s in built if s.kind == args.profile_kind)
-    print(profiling.profile(scenario, args.profile_fleet, args.profile_calls))
-    return 0
 
 
 def record_responses(function: Server, built: list[Scenario], tmp: Path) -> dict[str, Path]:
@@ -134,8 +121,6 @@ def start_metered(tmp: Path) -> tuple[Server, int]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.profile:
-        return run_profile(args)
     began = time.perf_counter()
     load = {"start": os.getloadavg()}
     # Before anything can change under function/: the servers run the code as it is now.

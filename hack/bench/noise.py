@@ -24,8 +24,6 @@ _RESOURCE_VERSIONS = itertools.count(48213377, 7)
 # Which controller writes the status of a live object inside an Object, by its kind.
 _LIVE_STATUS_MANAGER = {"NodePool": "cks-nodepool-controller", "StorageClass": "cks-addons"}
 
-_RESOURCE_VERSIONS = itertools.count(48213377, 7)
-
 
 def _uid(name: str) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{name}"))
