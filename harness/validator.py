@@ -147,3 +147,24 @@ def provider_crds() -> Validator:
 def xrds() -> Validator:
     """Our XRDs alone, as Crossplane turns them into CRDs."""
     return validator(*XRDS)
+
+
+@functools.lru_cache(maxsize=8192)
+def _composed_problems(body_json: str) -> tuple[str, ...]:
+    body = json.loads(body_json)
+    if not provider_crds().has_schema(body["apiVersion"], body["kind"]):
+        return (f"no CRD for {body['apiVersion']} {body['kind']}",)
+    return tuple(provider_crds().validate(body))
+
+
+def composed_problems(body: dict[str, Any]) -> tuple[str, ...]:
+    """What creating a composed object fails with against the real CRDs (a kind without one is
+    a problem too); cached by content, since walks and properties compose the same objects
+    often."""
+    return _composed_problems(json.dumps(body, sort_keys=True))
+
+
+def spec_problems(xr: dict[str, Any]) -> list[str]:
+    """What the API server refuses an XR with, as a user applies it: unknown fields pruned, not
+    errors (no strict field validation), and without the summary line that follows an error."""
+    return [p for p in xrds().validate(xr, "Ignore") if not p.startswith("<nil>: Invalid value")]

@@ -49,7 +49,7 @@ from harness.fixtures import (
     run,
     token_forms,
 )
-from harness.validator import provider_crds, shared_crds_dir, xrds
+from harness.validator import composed_problems, shared_crds_dir, spec_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()
@@ -747,14 +747,6 @@ def check_fatal(rsp: fnv1.RunFunctionResponse) -> str:
     return message
 
 
-@functools.lru_cache(maxsize=4096)
-def _crd_problems(body_json: str) -> tuple[str, ...]:
-    body = json.loads(body_json)
-    if not provider_crds().has_schema(body["apiVersion"], body["kind"]):
-        return (f"no CRD for {body['apiVersion']} {body['kind']}",)
-    return tuple(provider_crds().validate(body))
-
-
 def object_problems(rsp: fnv1.RunFunctionResponse) -> dict[str, list[str]]:
     """CRD and object-name problems of every composed object, by resource key."""
     problems: dict[str, list[str]] = {}
@@ -765,7 +757,7 @@ def object_problems(rsp: fnv1.RunFunctionResponse) -> dict[str, list[str]]:
             found.append(f"metadata.name: {name!r} is not a valid object name")
         if (body["apiVersion"], body["kind"]) not in CORE_KINDS:
             applied = {**body, "metadata": {**body["metadata"], "namespace": NAMESPACE}}
-            found.extend(_crd_problems(json.dumps(applied, sort_keys=True)))
+            found.extend(composed_problems(applied))
         if found:
             problems[key] = found
     return problems
@@ -802,11 +794,6 @@ def check_kubeconfig(text: str) -> None:
     assert set(cluster["cluster"]) == {"server"}
 
 
-def xrd_problems(xr: dict[str, Any]) -> list[str]:
-    """What the API server would say about the XR: unknown fields are pruned, not errors."""
-    return [p for p in xrds().validate(xr, "Ignore") if not p.startswith("<nil>: Invalid value")]
-
-
 _DEFAULTED = {"kubernetesVersion", "credentials"}
 _DEFAULTED_POOL = {"nodeCount"}
 
@@ -832,7 +819,7 @@ def check_agrees_with_xrd(kind: str, xr: dict[str, Any], rsp: fnv1.RunFunctionRe
     if null_where_xrd_defaults(kind, xr["spec"]):
         return  # the API server would default it; either answer is fine for render-only input
     refused = bool(fatal_messages(rsp))
-    problems = xrd_problems(xr)
+    problems = spec_problems(xr)
     pools = xr["spec"].get("nodePools") if isinstance(xr["spec"], dict) else None
     reserved = (
         kind == "CoreWeaveCluster"
@@ -867,7 +854,7 @@ def test_valid_spec_composes_valid_objects_whatever_is_observed(
 ) -> None:
     spec = data.draw(spec_strategy(kind), label="spec")
     xr = xr_of(kind, spec)
-    assert xrd_problems(xr) == [], "the generator builds XRD-valid specs"
+    assert spec_problems(xr) == [], "the generator builds XRD-valid specs"
     base = grown(xr, data.draw(st.sampled_from([0, 1, 2, 3, 4, 5, 5, 5]), label="rounds"))
     observed = data.draw(perturbed(base), label="observed")
     required = (

@@ -72,7 +72,7 @@ from harness.fixtures import (
     token_forms,
     xr_status,
 )
-from harness.validator import provider_crds, shared_crds_dir, xrds
+from harness.validator import composed_problems, shared_crds_dir, spec_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()
@@ -105,14 +105,6 @@ def at(obj: Any, *path: str) -> Any:
     return obj
 
 
-@functools.lru_cache(maxsize=8192)
-def crd_problems(body_json: str) -> tuple[str, ...]:
-    body = json.loads(body_json)
-    if not provider_crds().has_schema(body["apiVersion"], body["kind"]):
-        return (f"no CRD for {body['apiVersion']} {body['kind']}",)
-    return tuple(provider_crds().validate(body))
-
-
 def xrd_refuses(kind: str, xr: dict[str, Any]) -> bool:
     """Whether the API server would refuse the XR's spec (the reserved pool name is the
     function's own rule)."""
@@ -122,9 +114,7 @@ def xrd_refuses(kind: str, xr: dict[str, Any]) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _xrd_refuses(kind: str, xr_json: str) -> bool:
     xr = json.loads(xr_json)
-    problems = [
-        p for p in xrds().validate(xr, "Ignore") if not p.startswith("<nil>: Invalid value")
-    ]
+    problems = spec_problems(xr)
     reserved = kind == CW and any(
         isinstance(p, dict) and p.get("name") == "modelplane-system"
         for p in xr["spec"].get("nodePools") or []
@@ -815,7 +805,7 @@ class Walk(World):
             if CRDS is None or (body["apiVersion"], body["kind"]) in CORE_KINDS:
                 continue
             applied = {**body, "metadata": {**body["metadata"], "namespace": NAMESPACE}}
-            problems = crd_problems(json.dumps(applied, sort_keys=True))
+            problems = composed_problems(applied)
             self.expect(not problems, "e", f"{key}: {list(problems)}")
 
     def check_token(self) -> None:
