@@ -215,6 +215,11 @@ class Killed(Fault):
 class ProviderKubernetesKilled(Killed):
     def __init__(self) -> None:
         super().__init__(PROVIDER_KUBERNETES)
+        self.killed_at = 0.0
+
+    def inflict(self, pair: Pair) -> None:
+        self.killed_at = time.time()
+        super().inflict(pair)
 
     def hold(self, pair: Pair, changing: Member | None) -> str:
         if changing is not pair.coreweave:
@@ -230,8 +235,18 @@ class ProviderKubernetesKilled(Killed):
             ),
             CONVERGE_SECONDS,
         )
-        assert pair.cks.get(kinds.CKS_NODEPOOL, pool) is None, "applied with no provider running"
-        return "the new pool's Object composed, not applied, while down"
+        applied = pair.cks.get(kinds.CKS_NODEPOOL, pool)
+        if applied is None:
+            return "the new pool's Object composed, not applied, while down"
+        # The change can beat the kill: the pool is added just before it, and Crossplane and the
+        # provider may finish first (the warm CI run of 836723a did). Then the NodePool must
+        # predate the kill (creationTimestamp has whole seconds, so within its second).
+        created = datetime.datetime.fromisoformat(applied["metadata"]["creationTimestamp"])
+        assert created.timestamp() <= self.killed_at, (
+            f"NodePool {pool} created at {created}, after provider-kubernetes was killed at "
+            f"{datetime.datetime.fromtimestamp(self.killed_at, datetime.UTC)}"
+        )
+        return "the new pool applied before the kill, nothing applied while down"
 
 
 class CredentialsDeleted(Fault):
