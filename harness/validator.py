@@ -36,6 +36,7 @@ class Verdict:
     validation, the unknown fields it fails on first), its Status message, and the object as it
     would store it (pruned, defaulted, status dropped where the status subresource owns it)."""
 
+    known: bool  # whether a served CRD defines the kind at all (core kinds have none)
     errors: tuple[str, ...]
     message: str
     stored: dict[str, Any]
@@ -108,17 +109,21 @@ class Validator:
     def verdict(
         self, obj: dict[str, Any], field_validation: str = "Strict", with_status: bool = False
     ) -> Verdict:
-        """The API server's answer to creating `obj` (a kind without a CRD fails the test);
-        `with_status` keeps and checks the status a create drops, as a status update must pass."""
+        """The API server's answer to creating `obj`; `with_status` keeps and checks the status
+        a create drops, as a status update must pass."""
         answer = self._ask(obj, field_validation, with_status)
-        assert answer["known"], f"no served CRD defines {obj.get('apiVersion')} {obj.get('kind')}"
-        return Verdict(tuple(answer["errors"]), answer["message"], answer["stored"] or {})
+        return Verdict(
+            answer["known"], tuple(answer["errors"]), answer["message"], answer["stored"] or {}
+        )
 
     def validate(
         self, obj: dict[str, Any], field_validation: str = "Strict", with_status: bool = False
     ) -> list[str]:
-        """The errors creating `obj` fails with; [] when the API server accepts it."""
-        return list(self.verdict(obj, field_validation, with_status).errors)
+        """The errors creating `obj` fails with; [] when the API server accepts it (a kind
+        without a CRD fails the test)."""
+        verdict = self.verdict(obj, field_validation, with_status)
+        assert verdict.known, f"no served CRD defines {obj.get('apiVersion')} {obj.get('kind')}"
+        return list(verdict.errors)
 
 
 @functools.cache
@@ -152,9 +157,10 @@ def xrds() -> Validator:
 @functools.lru_cache(maxsize=8192)
 def _composed_problems(body_json: str) -> tuple[str, ...]:
     body = json.loads(body_json)
-    if not provider_crds().has_schema(body["apiVersion"], body["kind"]):
+    verdict = provider_crds().verdict(body)  # one round trip, the kind's CRD looked up with it
+    if not verdict.known:
         return (f"no CRD for {body['apiVersion']} {body['kind']}",)
-    return tuple(provider_crds().validate(body))
+    return verdict.errors
 
 
 def composed_problems(body: dict[str, Any]) -> tuple[str, ...]:
