@@ -22,8 +22,7 @@ if [[ -x "$target" && -f "$stamp" && "$(cat "$stamp")" == "$version" ]]; then
   exit 0
 fi
 
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+make_work_dir
 cd "$work"
 cat > go.mod <<MOD
 module crankbuild

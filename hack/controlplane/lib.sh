@@ -1,5 +1,10 @@
 # Shared by the build-*.sh scripts: where built binaries live and how a build is made atomic.
-# Source it; it defines no side effects beyond functions and two variables.
+# Source it; it defines no side effects beyond functions and a few variables.
+
+# The script's own arguments, for make_work_dir's restart under the build lock (sourcing without
+# arguments leaves the script's positional parameters in place).
+script_arguments=("$@")
+script_path="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 
 # Versions: each defaults to versions.env, and an environment variable of the same name wins.
 while IFS='=' read -r name value; do
@@ -70,7 +75,17 @@ install_crds_atomically() {
 
 # make_work_dir -> sets $work to a fresh temp directory removed when the script exits.
 # (It sets a variable rather than printing: a trap set inside $(...) would fire at once.)
+# Every build starts here, so this is where a script takes the build lock: .ci/run builds the
+# control plane in the background while make test asks for its own tools, and two Go builds at
+# once on 2 cores only thrash (or build the same binary twice). Without the lock the script
+# starts again under it (flock waits for any other build), so its cache checks see whatever the
+# build it waited for has just installed.
 make_work_dir() {
+  if [[ -z "${FIC_BUILD_LOCK_HELD:-}" ]]; then
+    mkdir -p "$cache_root"
+    log "taking the build lock ($cache_root/build.lock; waits while another build holds it)"
+    FIC_BUILD_LOCK_HELD=1 exec flock "$cache_root/build.lock" bash "$script_path" "${script_arguments[@]}"
+  fi
   work="$(mktemp -d)"
   # shellcheck disable=SC2064 # expand now: the trap must remove this very directory.
   trap "chmod -R u+w '$work' 2>/dev/null; rm -rf '$work'" EXIT
