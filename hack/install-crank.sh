@@ -32,7 +32,7 @@ MOD
 echo "install-crank: building crank $version (first run takes a few minutes)" >&2
 go_explained get "github.com/crossplane/crossplane/v2/cmd/crank@$version"
 mkdir -p "$bin_dir"
-go_explained build -o "$target.tmp.$$" github.com/crossplane/crossplane/v2/cmd/crank
+go_explained build -ldflags "$strip_ldflags" -o "$target.tmp.$$" github.com/crossplane/crossplane/v2/cmd/crank
 mv -f "$target.tmp.$$" "$target"
 echo "$version" > "$stamp"
 echo "install-crank: installed $target" >&2

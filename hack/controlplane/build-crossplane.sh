@@ -29,7 +29,7 @@ build_one() {
   # ("invalid semantic version").
   local version_var=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
   [[ -f internal/version/version.go ]] && version_var=github.com/crossplane/crossplane/v2/internal/version.version
-  go_explained build -ldflags "-X $version_var=$version" -o "$work/crossplane.bin" ./cmd/crossplane
+  go_explained build -ldflags "-X $version_var=$version $strip_ldflags" -o "$work/crossplane.bin" ./cmd/crossplane
   rm -rf "$dir/crds.tmp.$$"
   mkdir -p "$dir"
   cp -r cluster/crds "$dir/crds.tmp.$$"

@@ -22,6 +22,6 @@ log "building helm $version"
 writable_module_copy "helm.sh/helm/v3@$version"
 cd "$work"
 go_explained build -o "$work/helm.bin" \
-  -ldflags "-X helm.sh/helm/v3/internal/version.version=$version" ./cmd/helm
+  -ldflags "-X helm.sh/helm/v3/internal/version.version=$version $strip_ldflags" ./cmd/helm
 install_atomically "$work/helm.bin" "$(component_dir helm "$version")/helm"
 log "installed $(component_dir helm "$version")/helm"

@@ -32,6 +32,6 @@ export GOWORK=off
 # the build takes a fraction of the time. Kubernetes, file and static discovery stay.
 release="$(cat VERSION)"
 go_explained build -tags netgo,remove_all_sd -o "$work/promtool.bin" \
-  -ldflags "-X github.com/prometheus/common/version.Version=$release" ./cmd/promtool
+  -ldflags "-X github.com/prometheus/common/version.Version=$release $strip_ldflags" ./cmd/promtool
 install_atomically "$work/promtool.bin" "$(component_dir promtool "$version")/promtool"
 log "installed $(component_dir promtool "$version")/promtool"

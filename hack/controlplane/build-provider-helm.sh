@@ -19,7 +19,7 @@ cd "$work"
 ldflags="-X sigs.k8s.io/controller-runtime/pkg/metrics/server.DefaultBindAddress=0"
 ldflags+=" -X github.com/crossplane-contrib/provider-helm/pkg/clients/helm.chartCache=charts"
 ldflags+=" -X github.com/crossplane-contrib/provider-helm/pkg/version.Version=$version"
-go_explained build -ldflags "$ldflags" -o "$work/provider.bin" ./cmd/provider
+go_explained build -ldflags "$ldflags $strip_ldflags" -o "$work/provider.bin" ./cmd/provider
 install_crds_atomically package/crds "$dir/crds"
 install_atomically "$work/provider.bin" "$dir/provider"
 log "installed $dir"

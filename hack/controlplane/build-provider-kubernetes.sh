@@ -23,7 +23,7 @@ build_one() {
     log "requiring $PROVIDER_KUBERNETES_GO_REQUIRE in place of $(grep -oE "${required//./\\.} v[^[:space:]]+" go.mod | head -1)"
     go mod edit -require="$PROVIDER_KUBERNETES_GO_REQUIRE"
   fi
-  go_explained build -o "$work/provider.bin" ./cmd/provider
+  go_explained build -ldflags "$strip_ldflags" -o "$work/provider.bin" ./cmd/provider
   install_crds_atomically package/crds "$dir/crds"
   # The binary goes last: its presence is what marks the whole component as cached.
   install_atomically "$work/provider.bin" "$dir/provider"

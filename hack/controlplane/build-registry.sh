@@ -15,6 +15,6 @@ cd "$work"
 cp "$main_go" main.go
 sed -i 's/^module build$/module registry/' go.mod
 GOFLAGS=-mod=mod go get "github.com/google/go-containerregistry@$GGCR_VERSION" >&2
-GOFLAGS=-mod=mod go build -o "$work/registry.bin" .
+GOFLAGS=-mod=mod go build -ldflags "$strip_ldflags" -o "$work/registry.bin" .
 install_atomically "$work/registry.bin" "$(component_dir registry "$cache_key")/registry"
 log "installed $(component_dir registry "$cache_key")/registry"

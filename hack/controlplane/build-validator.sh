@@ -32,6 +32,6 @@ log "building the validator (Kubernetes $kubernetes, Crossplane $crossplane)"
 make_work_dir
 cp "$source_dir/main.go" "$source_dir/go.mod" "$source_dir/go.sum" "$work/"
 cd "$work"
-go_explained build -trimpath -o "$work/validator.bin" .
+go_explained build -trimpath -ldflags "$strip_ldflags" -o "$work/validator.bin" .
 install_atomically "$work/validator.bin" "$(component_dir validator "$version")/validator"
 log "installed $(component_dir validator "$version")/validator"

@@ -73,6 +73,11 @@ install_crds_atomically() {
   mv "$dest.tmp.$$" "$dest"
 }
 
+# The linker flags every build here adds: no symbol table, no DWARF. Nothing debugs these
+# binaries (a panic's trace keeps its function names), and writing the debug info is half of
+# each link: kube-apiserver links in 13 s with it, 7 s without.
+strip_ldflags="-s -w"
+
 # make_work_dir -> sets $work to a fresh temp directory removed when the script exits.
 # (It sets a variable rather than printing: a trap set inside $(...) would fire at once.)
 # Every build starts here, so this is where a script takes the build lock: .ci/run builds the
