@@ -19,14 +19,11 @@ from hack.fleet.report import (
     Memo,
     PerCall,
     Run,
-    bring_up_rows,
-    bring_up_shares,
     cost_rows,
     per_call,
     per_call_comparison,
     per_call_method,
     per_call_row,
-    per_process,
     per_xr_hour,
     percentile,
     ready_row,
@@ -130,43 +127,6 @@ def test_cost_rows_share_only_the_control_plane() -> None:
     ]
 
 
-def test_per_process_lines_average_rows_of_several_processes() -> None:
-    costs = [
-        Cost("function", 1, 1.0, 60 * MIB, 70 * MIB),
-        Cost("kube-apiserver of each fake Civo cluster", 4, 8.0, 800 * MIB, 1000 * MIB, False),
-    ]
-    # 8 CPU s over 4 processes in 1800 s: 2 s each per half hour, 4 s per hour.
-    assert per_process(costs, 1800.0) == [
-        "kube-apiserver of each fake Civo cluster: 4 processes, each 200 MiB RSS (peak 250 MiB) "
-        "and 4.0 CPU s per hour on average."
-    ]
-
-
-def test_bring_up_rows_give_cpu_per_xr_and_cores_busy() -> None:
-    costs = [Cost("Crossplane", 1, 120.0, 100 * MIB, 150 * MIB)]
-    # 120 CPU s for 64 XRs over 300 s: 1.88 s per XR, 0.40 cores busy on average.
-    assert bring_up_rows(costs, 64, 300.0) == [["Crossplane", "1", "120.0", "1.88", "0.40", "150"]]
-
-
-@pytest.mark.parametrize(
-    ("costs", "expected"),
-    [
-        (
-            [
-                Cost("function", 1, 5.0, MIB, MIB),
-                Cost("kube-apiserver", 1, 150.0, MIB, MIB),
-                Cost("Crossplane", 1, 45.0, MIB, MIB),
-            ],
-            "Of the 200 CPU s every process above spent in bring-up, the function spent 2.5 %; "
-            "the largest parts were kube-apiserver (75.0 %) and Crossplane (22.5 %).",
-        ),
-        ([], "No CPU measured during bring-up."),
-    ],
-)
-def test_bring_up_shares(costs: list[Cost], expected: str) -> None:
-    assert bring_up_shares(costs) == expected
-
-
 def test_per_call_is_the_counters_difference_beside_the_function_row() -> None:
     costs = [Cost("Crossplane", 1, 30.0, MIB, MIB), Cost("function", 1, 4.5, MIB, MIB)]
     assert per_call(
@@ -265,8 +225,8 @@ def _prose(text: str) -> str:
 
 
 METHOD = (
-    "Bring-up runs from the first XR sent to the whole fleet Ready, as in *What bring-up cost*; "
-    "the idle window is the one above, after the fleet settled (the settling in between is in "
+    "Bring-up runs from the first XR sent to the whole fleet Ready; the idle window is the one "
+    "above, after the fleet settled (the settling in between is in "
     "neither row). Calls and memo hits are the function's own counters "
     '(`inference_clusters_calls_total`, `inference_clusters_memo_answers_total{outcome="hit"}`) '
     "read at each phase's edges; its CPU is the function process's user + system time from /proc "
@@ -391,16 +351,13 @@ def _run() -> Run:
         civo_autoscaled=2,
         reconcile_rate=100,
         window_seconds=1800.0,
-        phases=[("control plane up", 60.0), ("idle window", 1800.0)],
         kinds=[_kind((10.0, 20.0), created=2), _kind((30.0, 40.0), created=2)],
         costs=[Cost("function", 1, 2.0, 64 * MIB, 65 * MIB), Cost("etcd", 1, 6.0, MIB, MIB)],
         memo=Memo(metric_calls=8, metric_hits=8, log_calls=8, log_hits=8),
-        crossplane_metrics=[("circuit_breaker_opens_total", 3.0, 0.0)],
         errors=[],
         deletion=["Complete: every XR and everything it composed gone in 42 s."],
         notes=["a note"],
         work_dir="fic-fleet-x",
-        elapsed_seconds=1900.0,
         bring_up_seconds=300.0,
         problems_in_window=0,
         per_call=[UPKEEP_CALLS, BRING_UP_CALLS, IDLE_CALLS],
@@ -411,8 +368,6 @@ def _run() -> Run:
 @pytest.mark.parametrize(
     "row",
     [
-        "| total, from the start to this report | 1900.0  |",
-        "| circuit_breaker_opens_total | 3                                 | 0           |",
         "| function                          | 1         | 2.00            | 1.00              "
         "| 25.0 %                 | 64            | 65           |",
         "| phase               | seconds | calls | memo hits | hit share | function CPU s "

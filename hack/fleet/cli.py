@@ -26,12 +26,9 @@ import time
 import traceback
 from pathlib import Path
 
-import psutil
-
 from hack.fleet import about, bench, errors, fakecloud, lifecycle, window
 from hack.fleet.errors import Found
 from hack.fleet.fakecloud import CountingKube
-from hack.fleet.peak import Peak
 from hack.fleet.report import (
     BRING_UP,
     CROSSPLANE_RECONCILE_RATE,
@@ -50,7 +47,6 @@ from harness.e2e.binaries import REPO, locate
 from harness.e2e.engine import Engine, engines
 from harness.e2e.stages import IDLE_WINDOW_SECONDS, LOG_SETTLE_SECONDS, QUIET_SECONDS
 from harness.e2e.suite import Suite, start
-from harness.e2e.usage import snapshot
 
 SIZE_ENV = "FLEET_SIZE"
 AUTOSCALED_ENV = "FLEET_CIVO_AUTOSCALED"
@@ -224,8 +220,7 @@ def command(args: argparse.Namespace) -> str:
     return " ".join([*changed, "make fleet"])
 
 
-def write(run: Run, output: Path, began: float) -> None:
-    run.elapsed_seconds = time.monotonic() - began
+def write(run: Run, output: Path) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render(run))
     say(f"wrote {output}")
@@ -251,16 +246,13 @@ def main(argv: list[str] | None = None) -> int:
         civo_autoscaled=sum(1 for m in members if autoscaled(m) and m.kind.kind == "CivoCluster"),
         reconcile_rate=args.reconcile_rate,
         window_seconds=args.window,
-        phases=[],
         kinds=[],
         costs=[],
         memo=None,
-        crossplane_metrics=[],
         errors=[],
         deletion=[],
         notes=[],
         work_dir=str(work),
-        elapsed_seconds=0.0,
         bench=bench.concurrent(),
     )
     suite: Suite | None = None
@@ -273,27 +265,19 @@ def main(argv: list[str] | None = None) -> int:
             engine,
             crossplane_flags=(f"--max-reconcile-rate={args.reconcile_rate}",),
         )
-        run.phases.append(
-            ("control plane up (etcd to providers, function installed)", time.monotonic() - began)
-        )
         try:
             succeeded = measure(run, suite, members, args)
         except Exception as error:  # what was measured is still worth a report, and deletion
             traceback.print_exc()
             run.errors.append(f"the run stopped early: {type(error).__name__}: {error}")
-        write(run, args.output, began)
+        write(run, args.output)
         say(f"deleting {len(members)} XRs ...")
-        phase = time.monotonic()
         run.deletion = lifecycle.delete(suite, members, DELETE_SECONDS)
-        run.phases.append(("delete the fleet", time.monotonic() - phase))
         succeeded = succeeded and run.deletion[0].startswith("Complete")
-        write(run, args.output, began)
+        write(run, args.output)
     finally:
         if suite is not None:
-            phase = time.monotonic()
             suite.stop()
-            run.phases.append(("stop the control plane", time.monotonic() - phase))
-            write(run, args.output, began)
         if succeeded and os.environ.get(KEEP_ENV) != "1":
             shutil.rmtree(work, ignore_errors=True)
         else:
@@ -309,9 +293,6 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     # The fake cloud's requests, counted: its share of the API server's load.
     suite.cloud.api = CountingKube(suite.plane)
     names = {m.name for m in members}
-    scraped_at_creation = window.scrape_crossplane(
-        window.crossplane_metrics_port(snapshot(suite.plane.processes.log_dir))
-    )
     log_dir = suite.plane.processes.log_dir
     say(f"the function with no XR, {UPKEEP_SECONDS:g} s ...")
     quiet_from = window.function_counters(window.scrape_function(suite))
@@ -328,33 +309,24 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
         )
     )
     say(f"creating {len(members)} XRs ...")
-    phase = time.monotonic()
     function_at_creation = window.function_counters(window.scrape_function(suite))
     before = window.usages_now(log_dir)
-    with Peak() as peak:
-        sent = lifecycle.create(api, members)
-        ready = lifecycle.wait_ready(api, members, args.converge_timeout)
+    sent = lifecycle.create(api, members)
+    ready = lifecycle.wait_ready(api, members, args.converge_timeout)
     after = window.usages_now(log_dir)
     # Right after the usages: calls keep arriving, and both readings must close the same span.
     function_at_ready = window.function_counters(window.scrape_function(suite))
     sent_within = max(sent.values()) - min(sent.values())
-    run.phases.append(
-        (f"create {len(members)} XRs, wait until all are Ready", time.monotonic() - phase)
-    )
     run.bring_up_seconds = after.at - before.at
-    run.bring_up_costs = window.costs(before, after, None)
     run.per_call.append(
         per_call(
             BRING_UP,
             run.bring_up_seconds,
             function_at_creation,
             function_at_ready,
-            run.bring_up_costs,
+            window.costs(before, after, None),
         )
     )
-    run.peak_memory_used_bytes = peak.memory_used_bytes
-    run.memory_total_bytes = psutil.virtual_memory().total
-    run.peak_load = peak.load
     took = lifecycle.ready_seconds(log, members, sent)
     harness_notes(run, suite, members, sent_within, before.at)
     if ready != names:
@@ -367,7 +339,7 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
         run.errors += _observed_errors(suite, names, None)[0]
         return False
     with fakecloud.slowed(suite.cloud, args.idle_fake_cloud_interval):
-        return idle(run, suite, members, took, args, scraped_at_creation)
+        return idle(run, suite, members, took, args)
 
 
 def idle(
@@ -376,7 +348,6 @@ def idle(
     members: list[Member],
     took: dict[str, float],
     args: argparse.Namespace,
-    scraped_at_creation: str,
 ) -> bool:
     """Settles the Ready fleet and measures the idle window; fills `run`. True when nothing
     changed in it."""
@@ -387,15 +358,12 @@ def idle(
         "deletion; hack/fleet/fakecloud.py says why)."
     )
     say(f"all Ready; waiting until nothing changes for {QUIET_SECONDS} s ...")
-    phase = time.monotonic()
     if not lifecycle.wait_quiet(log, members, QUIET_SECONDS, QUIET_TIMEOUT_SECONDS):
         run.notes.append(
             f"The fleet was never quiet for {QUIET_SECONDS} s within {QUIET_TIMEOUT_SECONDS} s "
             "of being Ready; the window started anyway."
         )
-    run.phases.append((f"settle (no change for {QUIET_SECONDS} s)", time.monotonic() - phase))
     say(f"idle window of {args.window:.0f} s ...")
-    phase = time.monotonic()
     sample_errors: list[str] = []
     first = window.take(suite, sample_errors)
     # A measurement window, not a wait for a condition: it must last whole reconcile periods.
@@ -404,8 +372,6 @@ def idle(
     # The last reconcile's calls reach the function's log a moment after the window.
     time.sleep(LOG_SETTLE_SECONDS)
     run.window_seconds = last.usages.at - first.usages.at
-    run.phases.append(("idle window, and reading both edges", time.monotonic() - phase))
-    phase = time.monotonic()
     changes_seen: list[str] = []
     run.kinds = window.per_kind(suite, members, took, first, last, changes_seen, run.off_figure)
     run.costs = window.costs(first.usages, last.usages, sample_errors)
@@ -418,9 +384,6 @@ def idle(
             window.function_counters(last.function_text, last.function_metrics),
             run.costs,
         )
-    )
-    run.crossplane_metrics = window.crossplane_rows(
-        scraped_at_creation, first.crossplane_text, last.crossplane_text
     )
     requests = last.fake_cloud_requests - first.fake_cloud_requests
     run.notes.append(
@@ -436,7 +399,6 @@ def idle(
     run.problems_in_window = (
         len(changes_seen) + len(sample_errors) + faults_in_window + observed_in_window
     )
-    run.phases.append(("reading the logs and the API server", time.monotonic() - phase))
     changes = sum(k.real_changes for k in run.kinds)
     return changes == 0 and not sample_errors
 

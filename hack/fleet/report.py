@@ -156,26 +156,15 @@ class Run:
     # Crossplane core's --max-reconcile-rate: each controller's reconcile workers.
     reconcile_rate: int
     window_seconds: float
-    # Wall time of each phase, in order.
-    phases: list[tuple[str, float]]
     kinds: list[KindFigures]
     costs: list[Cost]
     memo: Memo | None
-    # Crossplane core's own counters over the bring-up and over the window.
-    crossplane_metrics: list[tuple[str, float, float]]
     errors: list[str]
     deletion: list[str]
     notes: list[str]
     work_dir: str
-    # From the process's start to the moment the report is written.
-    elapsed_seconds: float
-    # From the first XR sent to the whole fleet Ready (or the converge timeout): CPU each role
-    # used, and the machine's peaks in that time.
+    # From the first XR sent to the whole fleet Ready (or the converge timeout).
     bring_up_seconds: float = math.nan
-    bring_up_costs: list[Cost] = dataclasses.field(default_factory=list)
-    peak_memory_used_bytes: int = 0
-    memory_total_bytes: int = 0
-    peak_load: float = math.nan
     # Problems counted in the idle window (changes, Warning events, Synced=False, ERROR lines,
     # FATAL answers, exits): a converged fleet has none. None: the run had no window.
     problems_in_window: int | None = None
@@ -294,51 +283,6 @@ def wrap(text: str, bullet: bool = False) -> str:
     )
 
 
-def bring_up_rows(costs: Sequence[Cost], xrs: int, seconds: float) -> list[list[str]]:
-    """Per role: CPU from the first XR sent to the fleet Ready, per XR, and the cores it kept
-    busy on average in that time."""
-    return [
-        [
-            cost.role,
-            str(cost.processes),
-            fmt(cost.cpu_seconds, 1),
-            fmt(ratio(cost.cpu_seconds, xrs), 2),
-            fmt(ratio(cost.cpu_seconds, seconds), 2),
-            mib(cost.peak_rss_bytes),
-        ]
-        for cost in costs
-    ]
-
-
-def bring_up_shares(costs: Sequence[Cost]) -> str:
-    """The function's part of all the CPU bring-up took, and the largest parts."""
-    total = sum(c.cpu_seconds for c in costs)
-    if not total:
-        return "No CPU measured during bring-up."
-    largest = sorted(costs, key=lambda c: c.cpu_seconds, reverse=True)[:2]
-    function = next((c.cpu_seconds for c in costs if c.role == "function"), 0.0)
-    return (
-        f"Of the {fmt(total, 0)} CPU s every process above spent in bring-up, the function "
-        f"spent {fmt(100 * function / total)} %; the largest parts were "
-        + " and ".join(f"{c.role} ({fmt(100 * c.cpu_seconds / total)} %)" for c in largest)
-        + "."
-    )
-
-
-def per_process(costs: Sequence[Cost], window_seconds: float) -> list[str]:
-    """Rows of several processes, per process: what one more of them costs."""
-    lines = []
-    for cost in costs:
-        if cost.processes > 1 and window_seconds > 0:
-            per_hour = cost.cpu_seconds / cost.processes * SECONDS_PER_HOUR / window_seconds
-            lines.append(
-                f"{cost.role}: {cost.processes} processes, each {mib(cost.rss_bytes // cost.processes)} "
-                f"MiB RSS (peak {mib(cost.peak_rss_bytes // cost.processes)} MiB) and "
-                f"{fmt(per_hour, 1)} CPU s per hour on average."
-            )
-    return lines
-
-
 def _bullets(lines: Sequence[str], empty: str) -> str:
     return "\n".join(wrap(line, bullet=True) for line in (lines or [empty]))
 
@@ -441,9 +385,8 @@ def per_call_method(reconcile_rate: int, size: int) -> str:
         else f"at most {reconcile_rate} of the {size} XRs of a kind reconcile at the same time"
     )
     return (
-        "Bring-up runs from the first XR sent to the whole fleet Ready, as in *What bring-up "
-        "cost*; the idle window is the one above, after the fleet settled (the settling in "
-        "between is in neither row). Calls and memo hits are the function's own counters "
+        "Bring-up runs from the first XR sent to the whole fleet Ready; the idle window is the "
+        "one above, after the fleet settled (the settling in between is in neither row). Calls and memo hits are the function's own counters "
         '(`inference_clusters_calls_total`, `inference_clusters_memo_answers_total{outcome="hit"}`) '
         "read at each phase's edges; its CPU is the function process's user + system time from "
         "/proc over the same span (its row in the CPU tables). *In calls* is the time each call "
@@ -665,35 +608,11 @@ def render(run: Run) -> str:
         "",
         _bullets(headline(run), ""),
         "",
-        "## Wall time",
-        "",
-        table(
-            ["phase", "seconds"],
-            [[name, fmt(seconds)] for name, seconds in run.phases]
-            + [["total, from the start to this report", fmt(run.elapsed_seconds)]],
-        ),
-        "",
         "## Time to Ready (creation to Ready=True, per XR)",
         "",
         table(
             ["kind", "Ready / created", "p50 s", "p90 s", "max s"],
             [ready_row(k) for k in run.kinds],
-        ),
-        "",
-        "## What bring-up cost",
-        "",
-        table(
-            ["process", "processes", "CPU s", "CPU s per XR", "cores busy", "peak RSS MiB"],
-            bring_up_rows(run.bring_up_costs, xrs, run.bring_up_seconds),
-        ),
-        "",
-        wrap(bring_up_shares(run.bring_up_costs)),
-        "",
-        wrap(
-            f"From the first XR sent to the whole fleet Ready ({fmt(run.bring_up_seconds, 0)} s). "
-            f"Memory in use on the machine peaked at {run.peak_memory_used_bytes / 1024**3:.1f} "
-            f"GiB of {run.memory_total_bytes / 1024**3:.1f} GiB; the 1-minute load average at "
-            f"{fmt(run.peak_load, 1)}, on {run.machine.get('cores', '?')} cores."
         ),
         "",
         "## Idle window: calls per converged reconcile",
@@ -732,16 +651,6 @@ def render(run: Run) -> str:
             "no XR kinds",
         ),
         "",
-        "Crossplane core's own counters (its metrics endpoint), summed over controllers:",
-        "",
-        table(
-            ["series", "bring-up (creation to the window)", "idle window"],
-            [
-                [name, f"{before:g}", f"{window:g}"]
-                for name, before, window in run.crossplane_metrics
-            ],
-        ),
-        "",
         "## Errors",
         "",
         _bullets(run.errors, "none seen"),
@@ -749,8 +658,6 @@ def render(run: Run) -> str:
         "## CPU per converged XR-hour, and memory",
         "",
         table(cost_header, cost_rows(run.costs, xrs, run.window_seconds)),
-        "",
-        _bullets(per_process(run.costs, run.window_seconds), "every row is one process"),
         "",
         wrap(function_memory),
         "",

@@ -1,12 +1,11 @@
-"""The idle window: what every process, the function's metrics and Crossplane's metrics say at
-its start and end, and what the logs say about each fleet XR's reconciles inside it."""
+"""The idle window: what every process and the function's metrics say at its start and end, and
+what the logs say about each fleet XR's reconciles inside it."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
 import time
-import urllib.request
 from collections import defaultdict
 from pathlib import Path
 
@@ -45,19 +44,6 @@ ROLES: tuple[tuple[str, str, bool], ...] = (
     ("kube-apiserver of each fake CKS cluster", "cks-cluster-*", False),
 )
 HARNESS_ROLE = "harness: fake providers, watch log (this Python process)"
-# Crossplane core's series worth a line, and the labels each is broken down by.
-CROSSPLANE_SERIES: dict[str, tuple[str, ...]] = {
-    "circuit_breaker_opens_total": (),
-    "circuit_breaker_closes_total": (),
-    "circuit_breaker_events_total": ("result",),
-    "function_run_function_request_total": (),
-    "function_run_function_response_total": ("grpc_code", "result_severity"),
-}
-# controller-runtime's counters, for Crossplane's composite controllers only: reconciles by
-# result (a cross-check of the `Reconciling` lines counted from its log) and errors.
-RECONCILES = "controller_runtime_reconcile_total"
-RECONCILE_ERRORS = "controller_runtime_reconcile_errors_total"
-COMPOSITE_CONTROLLER_PREFIX = "composite/"
 # The function's histogram of the time each call spent in it: its sum is every call's seconds.
 CALL_SECONDS_SUM = "inference_clusters_call_seconds_sum"
 
@@ -92,7 +78,6 @@ class Sample:
     function_metrics: Counted
     function_logged: Counted
     function_text: str
-    crossplane_text: str
     fake_cloud_requests: int
 
 
@@ -108,24 +93,8 @@ def function_counters(text: str, calls: Counted | None = None) -> FunctionCounte
     return FunctionCounters(calls.calls, calls.memo_hits, sum_series(text, CALL_SECONDS_SUM))
 
 
-def crossplane_metrics_port(usage: dict[str, Usage]) -> int:
-    """The port Crossplane serves metrics on: its --metrics-port flag, from its command line."""
-    argv = psutil.Process(usage["crossplane"].pid).cmdline()
-    for arg in argv:
-        if arg.startswith("--metrics-port="):
-            return int(arg.split("=", 1)[1])
-    raise RuntimeError(f"crossplane runs without --metrics-port: {argv}")
-
-
-def scrape_crossplane(port: int) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
-        text: str = reply.read().decode()
-        return text
-
-
 def take(suite: Suite, errors: list[str]) -> Sample:
-    """Reads every process's usage, the function's metrics (as its log counts them) and
-    Crossplane's metrics, now."""
+    """Reads every process's usage and the function's metrics (as its log counts them), now."""
     runtime = suite.runtime
     log_dir = suite.plane.processes.log_dir
     ports = runtime.side_ports[FUNCTION_PROCESS]
@@ -145,7 +114,6 @@ def take(suite: Suite, errors: list[str]) -> Sample:
         function_metrics=checked or counted(function_text),
         function_logged=checked or logged(function_log),
         function_text=function_text,
-        crossplane_text=scrape_crossplane(crossplane_metrics_port(usages.usage)),
         fake_cloud_requests=cloud.requests if isinstance(cloud, CountingKube) else 0,
     )
 
@@ -160,41 +128,6 @@ def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> fl
             if all(sample.labels.get(k) == v for k, v in (labels or {}).items()):
                 total += sample.value
     return total
-
-
-def crossplane_breakdown(text: str) -> dict[str, float]:
-    """Crossplane core's counters CROSSPLANE_SERIES names, summed over controllers, one key per
-    series and breakdown labels. A series without breakdown is there even at zero: Crossplane
-    exports no sample of a counter nothing has incremented yet."""
-    found: dict[str, float] = defaultdict(float)
-    for name, by in CROSSPLANE_SERIES.items():
-        if not by:
-            found[name] = 0.0
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name in CROSSPLANE_SERIES:
-                by = CROSSPLANE_SERIES[sample.name]
-                labels = ",".join(f'{k}="{sample.labels.get(k, "")}"' for k in by)
-                found[f"{sample.name}{{{labels}}}" if by else sample.name] += sample.value
-            elif sample.name == RECONCILE_ERRORS and sample.labels.get("controller", "").startswith(
-                COMPOSITE_CONTROLLER_PREFIX
-            ):
-                found[f"{RECONCILE_ERRORS}{{controller=composite/*}}"] += sample.value
-    return dict(found)
-
-
-def crossplane_rows(created: str, start: str, end: str) -> list[tuple[str, float, float]]:
-    """(series, during bring-up, during the window) from three scrapes of Crossplane."""
-    at_create, at_start, at_end = (crossplane_breakdown(t) for t in (created, start, end))
-    names = sorted(at_create.keys() | at_start.keys() | at_end.keys())
-    return [
-        (
-            name,
-            at_start.get(name, 0.0) - at_create.get(name, 0.0),
-            at_end.get(name, 0.0) - at_start.get(name, 0.0),
-        )
-        for name in names
-    ]
 
 
 def _role_of(name: str) -> tuple[str, bool] | None:
