@@ -10,7 +10,7 @@ One module per concern, so a new scenario or measurement touches one file:
 - `servers.py`    starting the function (metrics off and on) and the floors, calling them,
                   their CPU and memory
 - `scrape.py`     scraping the metered function's /metrics while measured; the count audit
-- `measure.py`    serial latency, concurrency, cold start, in-process cost, whole reconciles
+- `measure.py`    serial latency, concurrency, the servicer in-process, whole reconciles
 - `report.py`     bench/results.md and its goals
 - `docs.py`       the docs' bench figures (performance table, sizing), rendered from the results
 - `cli.py`        the order of a run and its flags

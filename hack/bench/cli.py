@@ -68,9 +68,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--rounds", type=int, default=3, help="alternating slices of the concurrent load"
     )
-    parser.add_argument(
-        "--cold-starts", type=int, default=5, help="cold starts of the function (median)"
-    )
     parser.add_argument("--inproc", type=int, default=2000, help="in-process calls per XR")
     parser.add_argument(
         "--quick", action="store_true", help=f"short smoke run (also with {QUICK_ENV}=1)"
@@ -81,7 +78,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.fleets, args.concurrent_fleets = "1,256", "256"
         args.calls, args.warmup, args.reconciles = 200, 20, 50
-        args.duration, args.rounds, args.cold_starts, args.inproc = 1.0, 1, 2, 200
+        args.duration, args.rounds, args.inproc = 1.0, 1, 200
     args.fleet_sizes = sorted({int(f) for f in args.fleets.split(",")})
     args.callers = sorted({int(c) for c in args.concurrency.split(",")})
     # Every member of a concurrent fleet is built: the serial phase's largest fleet bounds it.
@@ -197,14 +194,14 @@ def main(argv: list[str] | None = None) -> int:
                     warmup = {s.name: measure.Stats() for s in servers}
                     measure.warm(servers, sc, fleet, warmup)
                     for callers in args.callers:
-                        stats, client = measure.concurrent(
+                        stats = measure.concurrent(
                             servers, sc, fleet, callers, args.duration, args.rounds, memo=memo
                         )
                         for name, failed in warmup.items():  # counted once, in the first
                             stats[name].errors += failed.errors
                             stats[name].bad += failed.bad
                         warmup = {s.name: measure.Stats() for s in servers}
-                        concurrent.append(report.Loaded(sc, fleet, callers, stats, client))
+                        concurrent.append(report.Loaded(sc, fleet, callers, stats))
             # Apart from the fleet's: 32 callers hold 32 requests in flight in every server.
             memory_loaded = {r: started[r].memory() for r in MEASURED}
             audit = scraper.finish()
@@ -213,15 +210,6 @@ def main(argv: list[str] | None = None) -> int:
                 scraper.stop()
             for server in started.values():
                 server.stop()
-        print(f"cold starts: {args.cold_starts} x function, x no-op floor ...", flush=True)
-        cold = {
-            "function": measure.cold_starts(
-                function_argv, noisy[0].template, args.cold_starts, tmp, "function"
-            ),
-            "noop": measure.cold_starts(
-                noop_argv, noisy[0].template, args.cold_starts, tmp, "noop"
-            ),
-        }
     print(f"in-process: {args.inproc} calls per XR ...", flush=True)
     # As the served function runs: debug is filtered.
     fnlogging.configure(level=fnlogging.Level.INFO)
@@ -239,7 +227,6 @@ def main(argv: list[str] | None = None) -> int:
         memory_by_fleet=memory_by_fleet,
         memory_loaded=memory_loaded,
         concurrent=concurrent,
-        cold=cold,
         reconciles=reconciles,
         reconcile_fleet=largest,
         inproc=inproc,

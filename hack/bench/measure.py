@@ -1,37 +1,27 @@
-"""Measurements: latency, throughput, server CPU per call, memory, cold start, in-process cost,
-and whole reconciles through Crossplane's requirements loop.
+"""Measurements: latency, throughput, server CPU per call, memory, the servicer's cost with
+metrics on and off in-process, and whole reconciles through Crossplane's requirements loop.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import statistics
-import subprocess
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import grpc
-import psutil
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
 from function.metrics import Metrics
-from hack.bench.scenarios import Scenario, Template, check_response, next_n
+from hack.bench.scenarios import Scenario, check_response, next_n
 from hack.bench.servers import (
-    CLIENT_OPTIONS,
     FUNCTIONS,
-    METHOD,
-    START_TIMEOUT,
-    Argv,
     Server,
-    wait_listening,
 )
-from harness.fixtures import free_port
 
 
 def pct(values: list[float], q: float) -> float:
@@ -131,17 +121,14 @@ def concurrent(
     rounds: int,
     *,
     memo: dict[str, Callable[[], tuple[float, float]]] | None = None,
-) -> tuple[dict[str, Stats], float]:
+) -> dict[str, Stats]:
     """`workers` callers on one channel per server for seconds/rounds, servers alternating per
     round, calling for the members of a fleet of `fleet` XRs in turn (warm() them first). memo maps a
     server to how it reads its memo's (hits, misses) counters, read once the warm-up is done
-    and once after the last round: the calls it answered from its memo while loaded. Returns
-    the stats and the bench client's own CPU use (% of one core)."""
+    and once after the last round: the calls it answered from its memo while loaded."""
     stats = {s.name: Stats() for s in servers}
     memo = memo or {}
     memo_before = {name: read() for name, read in memo.items()}
-    me = psutil.Process()
-    client_cpu = client_wall = 0.0
     window = seconds / rounds
     for r in range(rounds):
         shift = r % len(servers)
@@ -176,16 +163,12 @@ def concurrent(
                             blobs.append(blob)
                 return latencies, errors
 
-            cpu_before, me_before = server.cpu(), me.cpu_times()
+            cpu_before = server.cpu()
             start = time.perf_counter()
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 results = [f.result() for f in [pool.submit(caller) for _ in range(workers)]]
-            wall = time.perf_counter() - start
-            me_after = me.cpu_times()
+            record.wall_s += time.perf_counter() - start
             record.cpu_s += server.cpu() - cpu_before
-            record.wall_s += wall
-            client_cpu += (me_after.user + me_after.system) - (me_before.user + me_before.system)
-            client_wall += wall
             for latencies, errors in results:
                 record.latencies_ms.extend(latencies)
                 record.errors += errors
@@ -195,42 +178,15 @@ def concurrent(
     for name, read in memo.items():
         (hits, misses), (hits0, misses0) = read(), memo_before[name]
         stats[name].memo = (round(hits - hits0), round(misses - misses0))
-    return stats, (client_cpu / client_wall * 100 if client_wall else float("nan"))
-
-
-def cold_starts(argv_for: Argv, template: Template, n: int, logdir: Path, name: str) -> list[float]:
-    """Process start to first answered call (a converged request), n fresh processes."""
-    times = []
-    for i in range(n):
-        port = free_port()
-        server = Server(f"{name}-cold-{i}", argv_for(port), port, logdir / f"{name}-cold-{i}.log")
-        data = template.make(0, next_n())
-        try:
-            start = time.perf_counter()
-            with server.log_path.open("wb") as log:
-                server.process = subprocess.Popen(server.argv, stdout=log, stderr=subprocess.STDOUT)
-            wait_listening(server.process, port, time.monotonic() + START_TIMEOUT)
-            server.channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=CLIENT_OPTIONS)
-            server.channel.unary_unary(METHOD)(data, timeout=START_TIMEOUT, wait_for_ready=True)
-            times.append(time.perf_counter() - start)
-        finally:
-            server.stop()
-    return times
+    return stats
 
 
 @dataclasses.dataclass
 class InProcess:
-    decode: float
-    run: float
-    to: float
-    write: float
-    encode: float
-    servicer: float
-    servicer_metered: float  # the same coroutine counting the call in the metrics
+    """The servicer coroutine's median µs per call without gRPC, metrics off and on."""
 
-    @property
-    def core(self) -> float:
-        return self.run + self.write
+    servicer: float
+    servicer_metered: float
 
 
 def median_us(samples: list[int]) -> float:
@@ -252,61 +208,26 @@ def drive(servicer: runner.FunctionRunner, req: fnv1.RunFunctionRequest) -> tupl
 
 
 def in_process(scenario: Scenario, iterations: int, warmup: int) -> InProcess:
-    """The servicer's work without gRPC, each step timed on its own (median µs)."""
-    parts: dict[str, list[int]] = {
-        k: [] for k in ("decode", "run", "to", "write", "encode", "servicer", "servicer_metered")
-    }
-    servicer = runner.FunctionRunner()
-    metered = runner.FunctionRunner(metrics=Metrics())
-    clock = time.perf_counter_ns
+    """The servicer's whole coroutine without gRPC, metrics off and on (median µs)."""
+    plain, metered = runner.FunctionRunner(), runner.FunctionRunner(metrics=Metrics())
+    plain_ns: list[int] = []
+    metered_ns: list[int] = []
     for i in range(warmup + iterations):
         data = scenario.template.make(0, next_n())
-        t0 = clock()
-        req = fnv1.RunFunctionRequest.FromString(data)
-        t1 = clock()
-        outcome = runner.run(req)
-        t2 = clock()
-        rsp = response.to(req)
-        t3 = clock()
-        runner.write(outcome, rsp)
-        t4 = clock()
-        rsp.SerializeToString()
-        t5 = clock()
         # Each on a fresh decode, taking turns at going first so neither gets the warmer caches.
         plain_req, metered_req = (fnv1.RunFunctionRequest.FromString(data) for _ in range(2))
         if i % 2:
-            plain_ns, wire = drive(servicer, plain_req)
-            metered_ns, metered_wire = drive(metered, metered_req)
+            plain_took, wire = drive(plain, plain_req)
+            metered_took, metered_wire = drive(metered, metered_req)
         else:
-            metered_ns, metered_wire = drive(metered, metered_req)
-            plain_ns, wire = drive(servicer, plain_req)
-        answer = fnv1.RunFunctionResponse.FromString(wire)
-        if (
-            outcome.fatal is not None
-            or len(answer.desired.resources) != scenario.expected
-            or metered_wire != wire
-        ):
+            metered_took, metered_wire = drive(metered, metered_req)
+            plain_took, wire = drive(plain, plain_req)
+        if not function_response_ok(scenario, wire) or metered_wire != wire:
             raise SystemExit(f"bench: {scenario.label}: in-process call {i} went wrong")
         if i >= warmup:
-            for key, value in (
-                ("decode", t1 - t0),
-                ("run", t2 - t1),
-                ("to", t3 - t2),
-                ("write", t4 - t3),
-                ("encode", t5 - t4),
-                ("servicer", plain_ns),
-                ("servicer_metered", metered_ns),
-            ):
-                parts[key].append(value)
-    return InProcess(
-        median_us(parts["decode"]),
-        median_us(parts["run"]),
-        median_us(parts["to"]),
-        median_us(parts["write"]),
-        median_us(parts["encode"]),
-        median_us(parts["servicer"]),
-        median_us(parts["servicer_metered"]),
-    )
+            plain_ns.append(plain_took)
+            metered_ns.append(metered_took)
+    return InProcess(median_us(plain_ns), median_us(metered_ns))
 
 
 # Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)

@@ -28,7 +28,6 @@ RESULTS = ROOT / "bench" / "results.md"
 GOAL_LATENCY_RATIO = 1.3  # function p50 / no-op floor p50, every kind, shape and fleet size
 GOAL_FLEET_GROWTH = 1.1  # ratio to the floor at the largest fleet / at one XR
 GOAL_RSS_MB = 90.0  # peak RSS of the function after the largest fleet
-GOAL_COLD_START_S = 1.0
 # Issue 20: serving metrics may move the function's p50 ratio to the no-op floor by this much.
 GOAL_METRICS_RATIO_DELTA = 0.03
 # Issue 31: a converged call's server CPU under concurrent callers, at most this many times the
@@ -110,13 +109,12 @@ class Cell:
 @dataclasses.dataclass
 class Loaded:
     """One kind, shape, fleet size and number of concurrent callers: every server's stats under
-    that load, and the bench client's own CPU use meanwhile (% of one core)."""
+    that load."""
 
     scenario: Scenario
     fleet: int
     callers: int
     stats: dict[str, Stats]
-    client_cpu: float
 
     def cpu_ratio(self, role: str = "function") -> float:
         """Server CPU per call, over the no-op floor's in the same load."""
@@ -134,7 +132,6 @@ class Report:
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]]
     memory_loaded: dict[str, tuple[float, float]]  # after the concurrent phase
     concurrent: list[Loaded]
-    cold: dict[str, list[float]]
     reconciles: dict[str, Reconciles]
     reconcile_fleet: int
     inproc: dict[str, InProcess]
@@ -298,12 +295,7 @@ class Report:
                 ],
                 rows,
             )
-            + "\n\nBench client CPU while loading (% of one core): "
-            + ", ".join(
-                f"{c.scenario.label} {c.fleet} XRs {c.callers} callers {fmt(c.client_cpu, 0)}%"
-                for c in self.concurrent
-            )
-            + ". x serial CPU: over the same server's serial CPU per call in this run, same "
+            + "\n\nx serial CPU: over the same server's serial CPU per call in this run, same "
             "kind, shape and fleet. memo hits: of the metered function's timed calls, those its "
             "memo answered (read from its metrics before and after)."
         )
@@ -336,52 +328,6 @@ class Report:
             rows,
         )
 
-    def cold_table(self) -> str:
-        rows = []
-        for role in ("function", "noop"):
-            cold = self.cold.get(role, [])
-            rows.append(
-                [
-                    LABELS[role],
-                    f"{fmt(statistics.median(cold), 3)} (min {fmt(min(cold), 3)}, "
-                    f"max {fmt(max(cold), 3)}, n={len(cold)})"
-                    if cold
-                    else "-",
-                ]
-            )
-        return table(["server", "cold start s: median (process start → first answer)"], rows)
-
-    def inproc_table(self) -> str:
-        rows = []
-        for label, ip in self.inproc.items():
-            rows.append(
-                [
-                    label,
-                    fmt(ip.decode, 0),
-                    fmt(ip.run, 0),
-                    fmt(ip.write, 0),
-                    fmt(ip.core, 0),
-                    fmt(ip.to, 1),
-                    fmt(ip.encode, 0),
-                    fmt(ip.servicer, 0),
-                    fmt(ip.servicer_metered, 0),
-                ]
-            )
-        return table(
-            [
-                "XR",
-                "decode request",
-                "runner.run",
-                "runner.write",
-                "run + write",
-                "response.to",
-                "encode response",
-                "servicer coroutine (bytes sent)",
-                "the same, metrics on",
-            ],
-            rows,
-        )
-
     def tables(self) -> str:
         a = self.args
         sizes = "\n".join(
@@ -405,9 +351,6 @@ class Report:
                 f"server; fleets of {', '.join(str(f) for f in a.concurrent_fleet_sizes)}; "
                 f"{a.duration:g} s per server per XR, in {a.rounds} alternating slices, after "
                 "one untimed call per XR)\n\n" + self.concurrent_table(),
-                "### Cold start\n\n" + self.cold_table(),
-                f"### In-process cost (µs, median of {a.inproc} calls, one XR; no gRPC)\n\n"
-                + self.inproc_table(),
                 "### Requests\n\n" + sizes,
             ]
         )
@@ -489,14 +432,6 @@ class Report:
                     max(serial) <= GOAL_CONCURRENT_SERIAL_RATIO,
                 )
             )
-        cold = self.cold.get("function") or [float("nan")]
-        goals.append(
-            (
-                f"cold start ≤ {GOAL_COLD_START_S:g} s",
-                f"median {fmt(statistics.median(cold), 3)} s",
-                statistics.median(cold) <= GOAL_COLD_START_S,
-            )
-        )
         for label, rec in self.reconciles.items():
             kind, loop = label.split(" ")[0], label.rsplit(", ", 1)[1]
             goal = GOAL_CALLS[(kind, loop)]
@@ -576,8 +511,7 @@ class Report:
             f"each {a.calls} serial calls per server (at least one per XR) after "
             f"{a.warmup} warm-up calls (at least one per XR); {a.reconciles} reconciles per kind; "
             f"{a.concurrency} callers x {a.duration:g} s per server per XR over fleets of "
-            f"{', '.join(str(f) for f in a.concurrent_fleet_sizes)}; {a.cold_starts} cold "
-            f"starts; {a.inproc} in-process calls{' (quick)' if a.quick else ''}; took "
+            f"{', '.join(str(f) for f in a.concurrent_fleet_sizes)}; {a.inproc} in-process calls{' (quick)' if a.quick else ''}; took "
             f"{self.duration_s:.0f} s\n\n"
             "## Goals\n\n" + self.goals_text() + "\n\n"
             "## Results\n\n" + self.tables() + "\n\n"
