@@ -157,26 +157,12 @@ def harness_notes(
         f"All {len(members)} XRs were sent at once (within {sent_within:.1f} s); time to Ready "
         "runs from the moment the harness sent each XR to the first watch event showing it "
         "Ready=True, so it includes waiting behind the rest of the fleet.",
-        "The clouds are faked (harness/e2e/fakeprovider.py): one loop in the harness "
-        "process lists every managed kind and reads each resource's references, every 0.5 s "
-        "during bring-up. A real provider is driven by watches and reads from its informer "
-        "cache, so part of kube-apiserver's and etcd's CPU during bring-up is the harness's "
-        "(its requests in the window are counted below). The real providers' own CPU "
-        "(provider-upjet-civo, provider-coreweave) is not measured: they are not run.",
         f"Each CivoCluster's cluster is a kube-apiserver of its own on the control plane's etcd "
         f"({len(civo)} of them): their CPU and memory are in their own row, not the control "
         "plane's; etcd's figure includes serving them.",
         f"Each CoreWeaveCluster's CKS cluster is a kube-apiserver of its own too "
         f"({len(members) - len(civo)} of them), in its own row, where the fake cloud plays "
         "CKS's NodePool controller.",
-        "Crossplane, the function and the providers run at --debug, as in `make e2e` (the "
-        "calls per reconcile are counted from those logs): a control plane at the default log "
-        "level spends less CPU on logging.",
-        "CPU is user + system time from /proc (psutil) of each process, read at the window's "
-        "start and end; memory is the resident set at the end and the kernel's high-water mark "
-        "(VmHWM) since the process started (summed over the processes of a row).",
-        "The share column is of the control-plane rows only: the function, Crossplane, both "
-        "providers, kube-apiserver, etcd and kube-controller-manager.",
     ]
     if run.civo_autoscaled == len(civo):
         run.notes.append(
