@@ -20,6 +20,7 @@ from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, InProcess, Reconciles
 from hack.bench.scenarios import Scenario
 from hack.bench.scrape import Audit
 from hack.bench.servers import CONTROL, LABELS, MEASURED, METERED, ROLES
+from hack.fleet.report import table
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results.md"
@@ -65,16 +66,6 @@ def machine() -> dict[str, str]:
 
 def fmt(value: float, digits: int = 2) -> str:
     return "n/a" if value != value else f"{value:.{digits}f}"  # noqa: PLR0124 - NaN check
-
-
-def table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"
-    rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = [
-        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
-    ]
-    return "\n".join([line, rule, *body])
 
 
 @dataclasses.dataclass
