@@ -13,7 +13,6 @@ from typing import Any
 
 from crossplane.function import logging, resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from google.protobuf import json_format
 
 from function.runner import FunctionRunner
 
@@ -156,13 +155,15 @@ def civo_required(*keys: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def coreweave_xr(**spec: Any) -> dict[str, Any]:
-    xr = copy.deepcopy(COREWEAVE_XR)
-    xr["spec"].update(spec)
-    return xr
+    return _with_spec(COREWEAVE_XR, spec)
 
 
 def civo_xr(**spec: Any) -> dict[str, Any]:
-    xr = copy.deepcopy(CIVO_XR)
+    return _with_spec(CIVO_XR, spec)
+
+
+def _with_spec(xr: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
+    xr = copy.deepcopy(xr)
     xr["spec"].update(spec)
     return xr
 
@@ -229,10 +230,6 @@ def run(
     return asyncio.run(servicer.RunFunction(req, None))
 
 
-def to_dict(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
-    return json_format.MessageToDict(rsp)
-
-
 def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
     """Desired composed resources by key, numbers as ints as the API server would store them."""
     return {k: _ints(resource.struct_to_dict(r.resource)) for k, r in rsp.desired.resources.items()}
@@ -285,6 +282,10 @@ def requirements_loop(
         passes.append(call(resolved))
     return passes
 
+
+# A composed resource's status once its provider reports it Ready.
+READY_STATUS = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
+CONDITION_STATUS = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
 
 SYNCED = {
     "type": "Synced",
@@ -343,13 +344,12 @@ class World:
     def _write_xr_status(self, rsp: fnv1.RunFunctionResponse) -> None:
         """Crossplane writes the desired XR status and the function's conditions to the XR and
         sends them as the observed composite next time."""
-        statuses = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
         self.xr["status"] = {
             **xr_status(rsp),
             "conditions": [
                 {
                     "type": c.type,
-                    "status": statuses.get(c.status, "Unknown"),
+                    "status": CONDITION_STATUS.get(c.status, "Unknown"),
                     "reason": c.reason,
                     "lastTransitionTime": "2026-11-30T00:00:00Z",
                 }
@@ -426,10 +426,17 @@ def results(rsp: fnv1.RunFunctionResponse) -> list[tuple[str, str]]:
     return [(names[r.severity], r.message) for r in rsp.results]
 
 
+def fatal_only(rsp: fnv1.RunFunctionResponse) -> str:
+    """The message of the response's one result, which must be FATAL with nothing desired."""
+    assert len(rsp.desired.resources) == 0, "a FATAL response carries no desired state"
+    assert [severity for severity, _ in results(rsp)] == ["Fatal"]
+    return results(rsp)[0][1]
+
+
 def conditions(rsp: fnv1.RunFunctionResponse) -> dict[str, tuple[str, str, str]]:
-    statuses = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
     return {
-        c.type: (statuses.get(c.status, "Unknown"), c.reason, c.message) for c in rsp.conditions
+        c.type: (CONDITION_STATUS.get(c.status, "Unknown"), c.reason, c.message)
+        for c in rsp.conditions
     }
 
 

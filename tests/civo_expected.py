@@ -1,11 +1,16 @@
-"""The objects a CivoCluster composes, spelled out literally for CIVO_XR in support.py.
+"""The objects a CivoCluster composes, spelled out literally for CIVO_XR in
+harness/fixtures.py.
 
 Names carry child_name's hash: they are part of the public contract.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
+
+from harness.fixtures import READY_STATUS
+from tests.coreweave_expected import usage
 
 CLOUD_NAME = "inference-lon-34d99"
 NETWORK_NAME = "inference-lon-network-5c63f"
@@ -72,74 +77,59 @@ def cluster(pools: dict[str, Any] = INLINE_POOL) -> dict[str, Any]:
     }
 
 
-def _usage(name: str, kind: str, of_name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "protection.crossplane.io/v1beta1",
-        "kind": "Usage",
-        "metadata": {"name": name},
-        "spec": {
-            "of": {
-                "apiVersion": "vpc.civo.m.upbound.io/v1beta1",
-                "kind": kind,
-                "resourceRef": {"name": of_name},
-            },
-            "by": {
-                "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
-                "kind": "Cluster",
-                "resourceRef": {"name": CLUSTER_NAME},
-            },
-            "replayDeletion": True,
-        },
-    }
+CLUSTER_REF = ("kubernetes.civo.m.upbound.io/v1beta1", "Cluster", CLUSTER_NAME)
+USAGE_NETWORK = usage(
+    "inference-lon-usage-network-by-cluster-061b4",
+    ("vpc.civo.m.upbound.io/v1beta1", "Network", NETWORK_NAME),
+    CLUSTER_REF,
+)
+USAGE_FIREWALL = usage(
+    "inference-lon-usage-firewall-by-cluster-3ea69",
+    ("vpc.civo.m.upbound.io/v1beta1", "Firewall", FIREWALL_NAME),
+    CLUSTER_REF,
+)
 
 
-USAGE_NETWORK = _usage("inference-lon-usage-network-by-cluster-061b4", "Network", NETWORK_NAME)
-USAGE_FIREWALL = _usage("inference-lon-usage-firewall-by-cluster-3ea69", "Firewall", FIREWALL_NAME)
-
-
-def l40s_pool(*, autoscaled: bool = True) -> dict[str, Any]:
+def nodepool(
+    pool: str, object_name: str, size: str, accelerator: str, *, autoscaled: bool
+) -> dict[str, Any]:
+    """A GPU pool's NodePool: an autoscaled one leaves its size to the cluster-autoscaler."""
     for_provider: dict[str, Any] = {
         "clusterIdRef": {"name": CLUSTER_NAME},
-        "label": "l40s",
+        "label": pool,
         "region": "LON1",
-        "size": "an.g1.l40s.kube.x1",
+        "size": size,
         "taint": [GPU_TAINT],
-        "labels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "nvidia-l40s"},
+        "labels": {"modelplane.ai/pool": pool, "modelplane.ai/gpu": accelerator},
     }
-    spec: dict[str, Any] = {"forProvider": for_provider}
+    spec: dict[str, Any] = {"forProvider": for_provider, "providerConfigRef": PROVIDER_CONFIG_REF}
     if autoscaled:
         spec["initProvider"] = {"nodeCount": 1}
         spec["managementPolicies"] = ["Observe", "Create", "Update", "Delete"]
     else:
         for_provider["nodeCount"] = 1
         spec["managementPolicies"] = ["*"]
-    spec["providerConfigRef"] = PROVIDER_CONFIG_REF
     return {
         "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
         "kind": "NodePool",
-        "metadata": {"name": "inference-lon-nodepool-l40s-33090"},
+        "metadata": {"name": object_name},
         "spec": spec,
     }
 
 
-A100_POOL = {
-    "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
-    "kind": "NodePool",
-    "metadata": {"name": "inference-lon-nodepool-a100-0193a"},
-    "spec": {
-        "forProvider": {
-            "clusterIdRef": {"name": CLUSTER_NAME},
-            "label": "a100",
-            "region": "LON1",
-            "size": "g4g.kube.small",
-            "taint": [GPU_TAINT],
-            "labels": {"modelplane.ai/pool": "a100", "modelplane.ai/gpu": "nvidia-a100"},
-            "nodeCount": 1,
-        },
-        "managementPolicies": ["*"],
-        "providerConfigRef": PROVIDER_CONFIG_REF,
-    },
-}
+def l40s_pool(*, autoscaled: bool = True) -> dict[str, Any]:
+    return nodepool(
+        "l40s",
+        "inference-lon-nodepool-l40s-33090",
+        "an.g1.l40s.kube.x1",
+        "nvidia-l40s",
+        autoscaled=autoscaled,
+    )
+
+
+A100_POOL = nodepool(
+    "a100", "inference-lon-nodepool-a100-0193a", "g4g.kube.small", "nvidia-a100", autoscaled=False
+)
 
 HELM_PROVIDER_CONFIG = {
     "apiVersion": "helm.m.crossplane.io/v1beta1",
@@ -190,7 +180,23 @@ def autoscaler(groups: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-L40S_GROUP = {"name": "a7c1e0f2-l40s", "minSize": 1, "maxSize": 4}
+L40S_POOL_ID = "a7c1e0f2-l40s"
+L40S_GROUP = {"name": L40S_POOL_ID, "minSize": 1, "maxSize": 4}
+
+
+def cluster_up(**at_provider: Any) -> dict[str, dict[str, Any]]:
+    """The cluster as the provider reports it once Civo created it."""
+    live = copy.deepcopy(cluster())
+    live["status"] = {**READY_STATUS, "atProvider": {"id": "5f0b-cluster", **at_provider}}
+    return {"civo-cluster": live}
+
+
+def autoscaled_pool_up(**at_provider: Any) -> dict[str, dict[str, Any]]:
+    """The cluster up and the autoscaled pool's ID known: the cluster-autoscaler can install."""
+    pool = copy.deepcopy(l40s_pool())
+    pool["metadata"]["annotations"] = {"crossplane.io/external-name": L40S_POOL_ID}
+    pool["status"] = {**READY_STATUS, "atProvider": {"id": L40S_POOL_ID}}
+    return {**cluster_up(**at_provider), "nodepool-l40s": pool}
 
 
 def base() -> dict[str, dict[str, Any]]:

@@ -1,4 +1,5 @@
-"""The objects a CoreWeaveCluster composes, spelled out literally for the XR in support.py.
+"""The objects a CoreWeaveCluster composes, spelled out literally for COREWEAVE_XR in
+harness/fixtures.py.
 
 Names carry child_name's hash: they are part of the public contract, so a change here is a
 change users would see as deleted and recreated infrastructure.
@@ -299,6 +300,9 @@ def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
         "kubeconfig": kubeconfig_secret(),
         "kubernetes-providerconfig": PROVIDER_CONFIG,
         "usage-kubeconfig-by-providerconfig": USAGE_KUBECONFIG,
+        # usage-cluster-by-providerconfig, composed until 0.1.0, is retired on purpose: a Usage,
+        # not infrastructure, and it kept the CKS cluster billing when its Objects could not
+        # reach it (docs/design.md, "Deletion order").
         "system-nodepool": SYSTEM_POOL,
         "nodepool-h100": H100_POOL,
         "autoscaled-nodepool-h100": H100_SETTINGS,

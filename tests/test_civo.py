@@ -9,33 +9,18 @@ from typing import Any
 import pytest
 
 from harness.fixtures import (
+    READY_STATUS,
     civo_required,
     civo_xr,
     conditions,
     desired,
+    fatal_only,
     request,
     results,
     run,
 )
 from tests import civo_expected as expected
-
-READY = {
-    "conditions": [
-        {
-            "type": "Ready",
-            "status": "True",
-            "reason": "Available",
-            "lastTransitionTime": "2026-11-30T00:00:00Z",
-        }
-    ]
-}
-
-
-def cluster_up(**for_provider: Any) -> dict[str, dict[str, Any]]:
-    cluster = copy.deepcopy(expected.cluster())
-    cluster["spec"]["forProvider"].update(for_provider)
-    cluster["status"] = {**READY, "atProvider": {"id": "5f0b-cluster"}}
-    return {"civo-cluster": cluster}
+from tests.civo_expected import cluster_up
 
 
 def pool(name: str, **fields: Any) -> dict[str, Any]:
@@ -45,38 +30,34 @@ def pool(name: str, **fields: Any) -> dict[str, Any]:
 SYSTEM = {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2}
 
 
-def fatal_only(rsp: Any) -> str:
-    assert len(rsp.desired.resources) == 0
-    assert [severity for severity, _ in results(rsp)] == ["Fatal"]
-    return results(rsp)[0][1]
-
-
 @pytest.mark.parametrize(
-    ("pools", "message"),
+    ("spec", "message"),
     [
         pytest.param(
-            [pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"})],
+            {"nodePools": [pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"})]},
             "invalid CivoCluster spec (1 problem): spec.nodePools: at least one pool must have "
             "role System (the first becomes the cluster's inline pool)",
             id="no-system-pool",
         ),
         pytest.param(
-            [
-                pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"}),
-                {**SYSTEM, "maxNodeCount": 3},
-            ],
+            {
+                "nodePools": [
+                    pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"}),
+                    {**SYSTEM, "maxNodeCount": 3},
+                ]
+            },
             "invalid CivoCluster spec (1 problem): spec.nodePools[1].maxNodeCount: the first "
             "System pool is the cluster's inline pool and cannot autoscale; remove maxNodeCount "
             "(and minNodeCount)",
             id="inline-pool-autoscaled",
         ),
         pytest.param(
-            [SYSTEM, pool("gpu", role="GPU")],
+            {"nodePools": [SYSTEM, pool("gpu", role="GPU")]},
             "invalid CivoCluster spec (1 problem): spec.nodePools[1].gpu: required when role is GPU",
             id="gpu-required",
         ),
         pytest.param(
-            [SYSTEM, pool("gpu pool", nodeCount=0, role="CPU")],
+            {"nodePools": [SYSTEM, pool("gpu pool", nodeCount=0, role="CPU")]},
             "invalid CivoCluster spec (3 problems): spec.nodePools[1].name: must match "
             '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$ (got "gpu pool"); '
             "spec.nodePools[1].nodeCount: must be at least 1 (got 0); spec.nodePools[1].role: "
@@ -84,26 +65,37 @@ def fatal_only(rsp: Any) -> str:
             id="name-count-role",
         ),
         pytest.param(
-            [SYSTEM, pool("w", minNodeCount=3, maxNodeCount=2), pool("w")],
+            {"nodePools": [SYSTEM, pool("w", minNodeCount=3, maxNodeCount=2), pool("w")]},
             "invalid CivoCluster spec (2 problems): spec.nodePools[1].minNodeCount: must not "
             'exceed maxNodeCount (3 > 2); spec.nodePools[2].name: duplicate pool name "w" (also '
             "spec.nodePools[1])",
             id="bounds-and-duplicates",
         ),
+        pytest.param(
+            {"region": "", "kubernetesVersion": ""},
+            "invalid CivoCluster spec (2 problems): spec.kubernetesVersion: must not be empty; "
+            "spec.region: must not be empty",
+            id="region-and-version",
+        ),
+        pytest.param(
+            {"nodePools": [SYSTEM, {"name": "l40s", "size": "an.g1.l40s.kube.x1"}]},
+            "invalid CivoCluster spec (1 problem): spec.nodePools[1].role: required",
+            id="role-required",
+        ),
+        pytest.param(
+            {"nodePools": [SYSTEM, pool("workers", nodeCount=1, maxNodeCount=4)]},
+            "invalid CivoCluster spec (1 problem): spec.nodePools[1].name: an autoscaled pool "
+            'cannot be named "workers": its Civo pool ID would be "workers", which the '
+            "cluster-autoscaler treats as the node group of every pool, so its bounds would "
+            "apply to all pools; rename the pool or remove maxNodeCount",
+            id="autoscaled-workers",
+        ),
     ],
 )
-def test_invalid_spec_is_one_fatal_naming_every_field(
-    pools: list[dict[str, Any]], message: str
-) -> None:
-    assert fatal_only(run(request(civo_xr(nodePools=pools)))) == message
-
-
-def test_region_and_version_errors() -> None:
-    xr = civo_xr(region="", kubernetesVersion="")
-    assert fatal_only(run(request(xr))) == (
-        "invalid CivoCluster spec (2 problems): spec.kubernetesVersion: must not be empty; "
-        "spec.region: must not be empty"
-    )
+def test_invalid_spec_is_one_fatal_naming_every_field(spec: dict[str, Any], message: str) -> None:
+    """On a new XR and on a live one alike: a FATAL applies nothing, so nothing composed is lost."""
+    for observed, required in ((None, None), (cluster_up(), civo_required())):
+        assert fatal_only(run(request(civo_xr(**spec), observed, required))) == message
 
 
 def pool_spec(rsp: Any, name: str) -> dict[str, Any]:
@@ -239,7 +231,12 @@ def test_unset_kubernetes_version_is_left_to_civo() -> None:
 
 
 def test_late_initialised_inline_pool_fields_are_not_an_edit() -> None:
-    state = cluster_up(pools={**expected.INLINE_POOL, "publicIpNodePool": False, "taint": []})
+    state = cluster_up()
+    state["civo-cluster"]["spec"]["forProvider"]["pools"] = {
+        **expected.INLINE_POOL,
+        "publicIpNodePool": False,
+        "taint": [],
+    }
     rsp = run(request(civo_xr(), state))
     assert desired(rsp)["civo-cluster"] == expected.cluster()
     assert not [r for r in results(rsp) if r[0] == "Warning"]
@@ -275,7 +272,7 @@ def observed_pool(name: str, pool_id: str | None, created: bool) -> dict[str, An
     if pool_id is not None:
         body["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
     if created:
-        body["status"] = {**READY, "atProvider": {"id": pool_id}}
+        body["status"] = {**READY_STATUS, "atProvider": {"id": pool_id}}
     return body
 
 
@@ -331,30 +328,6 @@ def test_autoscaler_groups_come_from_observed_pool_ids(
     assert [m for s, m in results(rsp) if s == "Normal"] == ([message] if message else [])
 
 
-@pytest.mark.parametrize(
-    ("pools", "message"),
-    [
-        pytest.param(
-            [SYSTEM, {"name": "l40s", "size": "an.g1.l40s.kube.x1"}],
-            "invalid CivoCluster spec (1 problem): spec.nodePools[1].role: required",
-            id="role-required",
-        ),
-        pytest.param(
-            [SYSTEM, pool("workers", nodeCount=1, maxNodeCount=4)],
-            "invalid CivoCluster spec (1 problem): spec.nodePools[1].name: an autoscaled pool "
-            'cannot be named "workers": its Civo pool ID would be "workers", which the '
-            "cluster-autoscaler treats as the node group of every pool, so its bounds would "
-            "apply to all pools; rename the pool or remove maxNodeCount",
-            id="autoscaled-workers",
-        ),
-    ],
-)
-def test_api_reference_rules(pools: list[dict[str, Any]], message: str) -> None:
-    rsp = run(request(civo_xr(nodePools=pools), cluster_up(), civo_required()))
-    assert results(rsp) == [("Fatal", message)]
-    assert not rsp.desired.resources, "a FATAL applies nothing, so nothing composed is lost"
-
-
 def test_invalid_step_input_is_fatal() -> None:
     rsp = run(
         request(
@@ -372,24 +345,9 @@ def test_invalid_step_input_is_fatal() -> None:
 
 
 def test_composed_resource_names_are_stable() -> None:
-    state = cluster_up()
-    state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", True)
-    rsp = run(request(civo_xr(), state, civo_required()))
-    names = {key: body["metadata"]["name"] for key, body in desired(rsp).items()}
-    assert names == {
-        "network": "inference-lon-network-5c63f",
-        "firewall": "inference-lon-firewall-856e2",
-        "civo-cluster": "inference-lon-civo-cluster-54768",
-        "usage-network-by-cluster": "inference-lon-usage-network-by-cluster-061b4",
-        "usage-firewall-by-cluster": "inference-lon-usage-firewall-by-cluster-3ea69",
-        "nodepool-l40s": "inference-lon-nodepool-l40s-33090",
-        "nodepool-a100": "inference-lon-nodepool-a100-0193a",
-        "helm-providerconfig": "inference-lon-helm-providerconfig-578d2",
-        "cluster-autoscaler": "inference-lon-cluster-autoscaler-5dfa4",
-    }
-    assert desired(rsp)["civo-cluster"]["spec"]["writeConnectionSecretToRef"] == {
-        "name": "inference-lon-civo-kubeconfig-e024f"
-    }
+    """Keys and object names are a public contract: civo_expected spells every one out."""
+    rsp = run(request(civo_xr(), expected.autoscaled_pool_up(), civo_required()))
+    assert desired(rsp) == expected.converged()
     assert conditions(rsp)["NodePools"][0] == "True"
 
 
@@ -445,7 +403,7 @@ def test_autoscaler_keeps_a_known_group_while_pool_status_flaps() -> None:
     state = cluster_up()
     state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", created=False)
     release = copy.deepcopy(expected.autoscaler([expected.L40S_GROUP]))
-    release["status"] = READY
+    release["status"] = READY_STATUS
     state["cluster-autoscaler"] = release
     rsp = run(request(civo_xr(), state, civo_required()))
     assert desired(rsp)["cluster-autoscaler"] == expected.autoscaler([expected.L40S_GROUP])

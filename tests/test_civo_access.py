@@ -21,20 +21,8 @@ from harness.fixtures import (
 )
 from tests import civo_expected as expected
 
-READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 REQUIREMENT = "civo-connection-secret"
 DESCRIBED = f'Secret "ml-team/{CIVO_SECRET_NAME}"'
-AUTOSCALED_POOL_ID = "a7c1e0f2-l40s"
-
-
-def cluster_created() -> dict[str, dict[str, Any]]:
-    """The cluster is up and the autoscaled pool's ID is known: the autoscaler can install."""
-    cluster = copy.deepcopy(expected.cluster())
-    cluster["status"] = {**READY, "atProvider": {"id": "5f0b-cluster"}}
-    pool = copy.deepcopy(expected.l40s_pool())
-    pool["metadata"]["annotations"] = {"crossplane.io/external-name": AUTOSCALED_POOL_ID}
-    pool["status"] = {**READY, "atProvider": {"id": AUTOSCALED_POOL_ID}}
-    return {"civo-cluster": cluster, "nodepool-l40s": pool}
 
 
 def helm_key(rsp: Any) -> str | None:
@@ -94,7 +82,7 @@ KUBECONFIG = base64.b64decode(civo_connection_secret()["data"]["kubeconfig"]).de
 def test_the_key_that_holds_a_kubeconfig_is_published(
     secrets: list[dict[str, Any]], key: str | None, waiting: tuple[str, str] | None
 ) -> None:
-    rsp = run(request(civo_xr(), cluster_created(), {REQUIREMENT: secrets}))
+    rsp = run(request(civo_xr(), expected.autoscaled_pool_up(), {REQUIREMENT: secrets}))
     requirement = rsp.requirements.resources[REQUIREMENT]
     assert (requirement.api_version, requirement.kind, requirement.match_name) == (
         "v1",
@@ -149,7 +137,7 @@ def established(key: str) -> dict[str, Any]:
 def test_a_key_found_once_is_kept_without_reading_again(key: str) -> None:
     xr = civo_xr()
     xr["status"] = established(key)
-    state = cluster_created()
+    state = expected.autoscaled_pool_up()
     state["civo-cluster"]["status"] = {}  # even while the cluster's status flaps
     rsp = run(request(xr, state))
     assert not rsp.requirements.resources, "one call per reconcile once the key is known"
@@ -163,7 +151,9 @@ def test_status_from_an_older_version_is_verified_by_reading_the_secret() -> Non
     xr["status"] = {"secrets": established("kubeconfig")["secrets"]}
     rsp = run(
         request(
-            xr, cluster_created(), {REQUIREMENT: [civo_connection_secret("attribute.kubeconfig")]}
+            xr,
+            expected.autoscaled_pool_up(),
+            {REQUIREMENT: [civo_connection_secret("attribute.kubeconfig")]},
         )
     )
     assert REQUIREMENT in rsp.requirements.resources
@@ -171,11 +161,9 @@ def test_status_from_an_older_version_is_verified_by_reading_the_secret() -> Non
 
 
 def test_a_key_in_use_stays_while_the_secret_cannot_confirm_one() -> None:
-    state = cluster_created()
+    state = expected.autoscaled_pool_up()
     state["helm-providerconfig"] = copy.deepcopy(expected.HELM_PROVIDER_CONFIG)
     rsp = run(request(civo_xr(), state, {REQUIREMENT: []}))
     assert helm_key(rsp) == "kubeconfig"
-    assert desired(rsp)["cluster-autoscaler"] == expected.autoscaler(
-        [{"name": AUTOSCALED_POOL_ID, "minSize": 1, "maxSize": 4}]
-    )
+    assert desired(rsp)["cluster-autoscaler"] == expected.autoscaler([expected.L40S_GROUP])
     assert conditions(rsp)["ClusterAccess"][:2] == ("False", "WaitingForConnectionSecret")

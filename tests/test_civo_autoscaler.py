@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -10,21 +9,13 @@ import pytest
 from harness.fixtures import civo_required, civo_xr, desired, request, results, run
 from tests import civo_expected as expected
 
-READY = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
-POOL_ID = "a7c1e0f2-l40s"
 NO_SKIPS = {"skip-nodes-with-local-storage": False, "skip-nodes-with-system-pods": False}
 
 
 def state(reported_version: str | None = None) -> dict[str, dict[str, Any]]:
-    cluster = copy.deepcopy(expected.cluster())
-    at_provider: dict[str, Any] = {"id": "5f0b-cluster"}
-    if reported_version is not None:
-        at_provider["kubernetesVersion"] = reported_version
-    cluster["status"] = {**READY, "atProvider": at_provider}
-    pool = copy.deepcopy(expected.l40s_pool())
-    pool["metadata"]["annotations"] = {"crossplane.io/external-name": POOL_ID}
-    pool["status"] = {**READY, "atProvider": {"id": POOL_ID}}
-    return {"civo-cluster": cluster, "nodepool-l40s": pool}
+    if reported_version is None:
+        return expected.autoscaled_pool_up()
+    return expected.autoscaled_pool_up(kubernetesVersion=reported_version)
 
 
 def values(spec_version: str | None, reported: str | None, chart: dict[str, Any] | None) -> Any:
@@ -39,11 +30,10 @@ def values(spec_version: str | None, reported: str | None, chart: dict[str, Any]
     return release, [m for s, m in results(rsp) if s == "Warning"]
 
 
-GROUPS = [{"name": POOL_ID, "minSize": 1, "maxSize": 4}]
 BASE = {
     "cloudProvider": "civo",
     "secretKeyRefNameOverride": "civo-api-access",
-    "autoscalingGroups": GROUPS,
+    "autoscalingGroups": [expected.L40S_GROUP],
 }
 UNKNOWN_MINOR = (
     "input.civo.clusterAutoscaler.imageTag: no cluster-autoscaler release is known for "

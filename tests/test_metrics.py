@@ -59,6 +59,18 @@ def counted(text: str) -> dict[Sample, float]:
     }
 
 
+def calls_total(kind: str, result: str) -> Sample:
+    return "inference_clusters_calls_total", (("kind", kind), ("result", result))
+
+
+def call_seconds_count(kind: str) -> Sample:
+    return "inference_clusters_call_seconds_count", (("kind", kind),)
+
+
+def memo_answers(kind: str, outcome: str) -> Sample:
+    return "inference_clusters_memo_answers_total", (("kind", kind), ("outcome", outcome))
+
+
 def mixed_calls() -> list[fnv1.RunFunctionRequest]:
     """One call of each kind of answer the function gives, in the order a test sends them."""
     coreweave = request(*converged_coreweave())
@@ -88,26 +100,17 @@ def test_a_known_mix_of_calls_is_counted_exactly(
     for req in calls:
         served.reply(req)
     assert counted(scrape(url)) == {
-        ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "none"))): 2,
-        ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "fatal"))): 1,
-        ("inference_clusters_calls_total", (("kind", "CivoCluster"), ("result", "normal"))): 1,
-        ("inference_clusters_calls_total", (("kind", "CivoCluster"), ("result", "warning"))): 1,
-        ("inference_clusters_calls_total", (("kind", "unsupported"), ("result", "fatal"))): 1,
-        ("inference_clusters_call_seconds_count", (("kind", "CoreWeaveCluster"),)): 3,
-        ("inference_clusters_call_seconds_count", (("kind", "CivoCluster"),)): 2,
-        ("inference_clusters_call_seconds_count", (("kind", "unsupported"),)): 1,
-        (
-            "inference_clusters_memo_answers_total",
-            (("kind", "CoreWeaveCluster"), ("outcome", "hit")),
-        ): 1,
-        (
-            "inference_clusters_memo_answers_total",
-            (("kind", "CoreWeaveCluster"), ("outcome", "miss")),
-        ): 1,
-        (
-            "inference_clusters_memo_answers_total",
-            (("kind", "CivoCluster"), ("outcome", "miss")),
-        ): 2,
+        calls_total("CoreWeaveCluster", "none"): 2,
+        calls_total("CoreWeaveCluster", "fatal"): 1,
+        calls_total("CivoCluster", "normal"): 1,
+        calls_total("CivoCluster", "warning"): 1,
+        calls_total("unsupported", "fatal"): 1,
+        call_seconds_count("CoreWeaveCluster"): 3,
+        call_seconds_count("CivoCluster"): 2,
+        call_seconds_count("unsupported"): 1,
+        memo_answers("CoreWeaveCluster", "hit"): 1,
+        memo_answers("CoreWeaveCluster", "miss"): 1,
+        memo_answers("CivoCluster", "miss"): 2,
     }
     seconds = samples(scrape(url))
     # Every call took some time in the function, and none took a second.
@@ -130,8 +133,8 @@ def test_an_internal_fault_is_fatal_and_counted_by_its_type(
     assert [r.severity for r in answer.results] == [fnv1.SEVERITY_FATAL]
     text = scrape(url)
     assert counted(text) == {
-        ("inference_clusters_calls_total", (("kind", "CivoCluster"), ("result", "fatal"))): 1,
-        ("inference_clusters_call_seconds_count", (("kind", "CivoCluster"),)): 1,
+        calls_total("CivoCluster", "fatal"): 1,
+        call_seconds_count("CivoCluster"): 1,
         (
             "inference_clusters_internal_errors_total",
             (("error_type", "KeyError"), ("kind", "CivoCluster")),
@@ -159,8 +162,8 @@ def test_labels_stay_bounded_whatever_a_request_names(
     served.reply(request(xr))
     text = scrape(url)
     assert counted(text) == {
-        ("inference_clusters_calls_total", (("kind", "unsupported"), ("result", "fatal"))): 1,
-        ("inference_clusters_call_seconds_count", (("kind", "unsupported"),)): 1,
+        calls_total("unsupported", "fatal"): 1,
+        call_seconds_count("unsupported"): 1,
     }
     for private in ("team-secret-name", "team-private", "GPU", "US-EAST-04A"):
         assert private not in text

@@ -18,7 +18,7 @@ from function import health
 from harness.e2e.calls import read_calls
 from harness.fixtures import civo_xr, coreweave_xr, free_port, request
 from tests.test_coreweave import CREDENTIALS, cluster_up
-from tests.test_metrics import counted, scrape
+from tests.test_metrics import call_seconds_count, calls_total, counted, memo_answers, scrape
 from tests.test_server import serving
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -60,22 +60,13 @@ def test_metrics_count_the_calls_the_log_shows(tmp_path: Path) -> None:
     assert [c.memoised for c in logged] == [False, False, True, False]
     assert counted(text) == {
         # Every pass waits for the cluster's readiness: a Normal result each.
-        ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "normal"))): 3,
-        ("inference_clusters_calls_total", (("kind", "CivoCluster"), ("result", "normal"))): 1,
-        ("inference_clusters_call_seconds_count", (("kind", "CoreWeaveCluster"),)): 3,
-        ("inference_clusters_call_seconds_count", (("kind", "CivoCluster"),)): 1,
-        (
-            "inference_clusters_memo_answers_total",
-            (("kind", "CoreWeaveCluster"), ("outcome", "hit")),
-        ): 1,
-        (
-            "inference_clusters_memo_answers_total",
-            (("kind", "CoreWeaveCluster"), ("outcome", "miss")),
-        ): 2,
-        (
-            "inference_clusters_memo_answers_total",
-            (("kind", "CivoCluster"), ("outcome", "miss")),
-        ): 1,
+        calls_total("CoreWeaveCluster", "normal"): 3,
+        calls_total("CivoCluster", "normal"): 1,
+        call_seconds_count("CoreWeaveCluster"): 3,
+        call_seconds_count("CivoCluster"): 1,
+        memo_answers("CoreWeaveCluster", "hit"): 1,
+        memo_answers("CoreWeaveCluster", "miss"): 2,
+        memo_answers("CivoCluster", "miss"): 1,
     }
 
 
