@@ -12,20 +12,16 @@ import pytest
 import yaml
 
 from harness.example_sets import example_set
-from harness.fixtures import (
-    CLUSTER_PROVIDER_CONFIG,
-    CORE_KINDS,
-    ENDPOINT,
-    World,
-    civo_connection_secret,
-    civo_xr,
-    coreweave_xr,
-    credentials_secret,
-    desired,
-    xr_status,
-)
+from harness.fixtures import CORE_KINDS
 from harness.validator import Validator, provider_crds
 from tests import coreweave_expected as expected
+from tests.test_newer_providers import (
+    HELM_V1_3_0,
+    KUBERNETES_V1_2_1,
+    Life,
+    civo_life,
+    coreweave_life,
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,55 +29,18 @@ def catalog() -> Validator:
     return provider_crds()
 
 
-def lifecycle_outputs() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+def stages(kind: str, life: Life) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(stage, desired resources, XR with desired status) for each reconcile of a full life."""
-    world = World(coreweave_xr())
-    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
-    outputs = []
-
-    def record(stage: str) -> None:
-        rsp = world.reconcile()
-        xr = copy.deepcopy(world.xr)
-        xr["status"] = xr_status(rsp)
-        outputs.append((stage, desired(rsp), xr))
-
-    record("new")
-    world.ready("vpc")
-    world.ready("cks-cluster", atProvider={"apiServerEndpoint": ENDPOINT})
-    record("cluster-ready")
-    world.ready("shared-vast-observer", atProvider={"manifest": expected.SHARED_VAST_LIVE})
-    world.ready("nodepool-h100", atProvider={"manifest": {"spec": {"targetNodes": 4}}})
-    record("storage")
-    record("converged")
-    world.xr["spec"]["nodePools"][0]["maxNodeCount"] = 12
-    record("pool-edited")
-    return outputs
+    return [
+        (f"{kind}-{stage}", answer["desired"], xr)
+        for (stage, answer), xr in zip(life.answers, life.xrs, strict=True)
+    ]
 
 
-def civo_lifecycle_outputs() -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    world = World(civo_xr())
-    outputs = []
-
-    def record(stage: str) -> None:
-        rsp = world.reconcile()
-        xr = copy.deepcopy(world.xr)
-        xr["status"] = xr_status(rsp)
-        outputs.append((f"civo-{stage}", desired(rsp), xr))
-
-    record("new")
-    world.ready("civo-cluster", atProvider={"id": "5f0b"})
-    world.cluster_objects = [civo_connection_secret("attribute.kubeconfig")]
-    record("cluster-ready")
-    world.observed["nodepool-l40s"]["metadata"]["annotations"]["crossplane.io/external-name"] = "p1"
-    world.ready("nodepool-l40s", atProvider={"id": "p1"})
-    record("converged")
-    del world.xr["spec"]["nodePools"][1]["maxNodeCount"]
-    del world.xr["spec"]["nodePools"][1]["minNodeCount"]
-    record("autoscaling-off")
-    return outputs
-
-
-STAGES = lifecycle_outputs() + civo_lifecycle_outputs()
+# The proven providers' lives; Civo's under the namespaced provider's connection Secret key.
+STAGES = stages("coreweave", coreweave_life(KUBERNETES_V1_2_1)) + stages(
+    "civo", civo_life(HELM_V1_3_0, key="attribute.kubeconfig")
+)
 
 
 @pytest.mark.parametrize(("stage", "resources", "xr"), STAGES, ids=[s[0] for s in STAGES])

@@ -228,6 +228,8 @@ class Life:
     def __init__(self, world: World, shape: Shape) -> None:
         self.world, self.shape = world, shape
         self.answers: list[tuple[str, Answered]] = []
+        # The XR of each reconcile with the status the function answered, as Crossplane writes it.
+        self.xrs: list[dict[str, Any]] = []
         # Each life has its own servicer, so its own memo: no entry of another life answers for it.
         world.servicer = FunctionRunner()
 
@@ -237,6 +239,7 @@ class Life:
         rsp = self.world.reconcile()
         self.shape.store(self.world.observed)
         self.answers.append((stage, answered(self.world, rsp)))
+        self.xrs.append({**copy.deepcopy(self.world.xr), "status": xr_status(rsp)})
 
 
 def coreweave_life(shape: Shape) -> Life:
@@ -286,9 +289,10 @@ def deployed(revision: int, description: str) -> dict[str, Any]:
     return {"state": "deployed", "revision": revision, "releaseDescription": description}
 
 
-def civo_life(shape: Shape) -> Life:
+def civo_life(shape: Shape, key: str = "kubeconfig") -> Life:
     """A CivoCluster from creation through its last autoscaled pool made fixed (a Helm upgrade)
-    and a pool's removal, with provider-helm reporting what it reports."""
+    and a pool's removal, with provider-helm reporting what it reports; the provider writes the
+    kubeconfig to the connection Secret's key."""
     world = World(civo_xr())
     life = Life(world, shape)
     life.reconcile("new")
@@ -299,7 +303,7 @@ def civo_life(shape: Shape) -> Life:
     )
     world.ready("usage-network-by-cluster")
     world.ready("usage-firewall-by-cluster")
-    world.cluster_objects = [civo_connection_secret("kubeconfig")]
+    world.cluster_objects = [civo_connection_secret(key)]
     life.reconcile("cluster-ready")
     world.cluster_objects = []
     annotations = world.observed["nodepool-l40s"]["metadata"]["annotations"]
