@@ -164,15 +164,14 @@ def call_seconds(kind: str, minutes: int, calls_per_minute: dict[float, float]) 
         series[function_series("inference_clusters_call_seconds_bucket", kind=kind, le=le)] = (
             rising(within, minutes)
         )
-    total = sum(calls_per_minute.values())
     spent = sum(seconds * count for seconds, count in calls_per_minute.items())
-    series[function_series("inference_clusters_call_seconds_count", kind=kind)] = rising(
-        total, minutes
-    )
-    series[function_series("inference_clusters_call_seconds_sum", kind=kind)] = rising(
-        spent, minutes
-    )
-    return series
+    return {
+        **series,
+        function_series("inference_clusters_call_seconds_count", kind=kind): rising(
+            sum(calls_per_minute.values()), minutes
+        ),
+        function_series("inference_clusters_call_seconds_sum", kind=kind): rising(spent, minutes),
+    }
 
 
 def calls(kind: str, minutes: int, per_minute: dict[str, float]) -> dict[str, str]:
@@ -205,6 +204,11 @@ def replica(pod: str, values: str, job: str = JOB) -> dict[str, str]:
     return {labelled("process_start_time_seconds", job=job, pod=pod): values}
 
 
+def replicas(a: str, b: str, job: str = JOB, prefix: str = "function") -> dict[str, str]:
+    """Two replicas of the job, pods {prefix}-a and {prefix}-b, with these start time values."""
+    return {**replica(f"{prefix}-a", a, job), **replica(f"{prefix}-b", b, job)}
+
+
 # --- The cases --------------------------------------------------------------------------------
 
 
@@ -231,6 +235,11 @@ class Case:
 
 def civo(**labels: str) -> dict[str, str]:
     return {"kind": "CivoCluster", **labels}
+
+
+def civo_warning(summary: str) -> tuple[Firing, ...]:
+    """A CivoCluster alert of severity warning, firing alone."""
+    return (Firing(civo(severity="warning"), summary),)
 
 
 # The replica count and the absence branch of InferenceClustersReplicaDown yield different
@@ -300,12 +309,7 @@ CASES = [
             **calls("CoreWeaveCluster", 40, {"normal": 10}),
         },
         eval_minute=30,
-        firing=(
-            Firing(
-                civo(severity="warning"),
-                "CivoCluster: 20% of the function's answers are FATAL",
-            ),
-        ),
+        firing=civo_warning("CivoCluster: 20% of the function's answers are FATAL"),
     ),
     Case(
         FATAL,
@@ -330,24 +334,14 @@ CASES = [
         "3 CivoCluster calls in 100 take half a second",
         call_seconds("CivoCluster", 40, {0.002: 97, 0.5: 3}),
         eval_minute=30,
-        firing=(
-            Firing(
-                civo(severity="warning"),
-                "CivoCluster: p99 time in the function is 750ms",
-            ),
-        ),
+        firing=civo_warning("CivoCluster: p99 time in the function is 750ms"),
     ),
     Case(
         SLOW,
         "every call takes 2 s, past the last finite bucket (1 s)",
         call_seconds("CivoCluster", 40, {2.0: 10}),
         eval_minute=30,
-        firing=(
-            Firing(
-                civo(severity="warning"),
-                "CivoCluster: p99 time in the function is 1s",
-            ),
-        ),
+        firing=civo_warning("CivoCluster: p99 time in the function is 1s"),
     ),
     Case(
         SLOW,
@@ -450,10 +444,7 @@ CASES = [
     Case(
         REPLICAS,
         "2 replicas",
-        {
-            **replica("function-a", steady(PROCESS_START, 40)),
-            **replica("function-b", steady(PROCESS_START, 40)),
-        },
+        replicas(steady(PROCESS_START, 40), steady(PROCESS_START, 40)),
         eval_minute=30,
     ),
     Case(
@@ -467,29 +458,23 @@ CASES = [
     Case(
         REPLICAS,
         "1 replica for only 5 min, under `for: 10m`",
-        {
-            **replica("function-a", steady(PROCESS_START, 40)),
-            **replica("function-b", then(steady(PROCESS_START, 25), TARGET_GONE)),
-        },
+        replicas(steady(PROCESS_START, 40), then(steady(PROCESS_START, 25), TARGET_GONE)),
         eval_minute=30,
     ),
     Case(
         REPLICAS,
         "no replica at all (absent), another job's 2 replicas present",
-        {
-            **replica("other-a", steady(PROCESS_START, 40), job="other"),
-            **replica("other-b", steady(PROCESS_START, 40), job="other"),
-        },
+        replicas(steady(PROCESS_START, 40), steady(PROCESS_START, 40), job="other", prefix="other"),
         eval_minute=15,
         firing=TOO_FEW_REPLICAS_FIRES,
     ),
     Case(
         REPLICAS,
         "1 replica from minute 20, none from minute 25: under 2 for 11 min",
-        {
-            **replica("function-a", then(steady(PROCESS_START, 25), TARGET_GONE)),
-            **replica("function-b", then(steady(PROCESS_START, 20), TARGET_GONE)),
-        },
+        replicas(
+            then(steady(PROCESS_START, 25), TARGET_GONE),
+            then(steady(PROCESS_START, 20), TARGET_GONE),
+        ),
         eval_minute=32,
         firing=TOO_FEW_REPLICAS_FIRES,
         defect=REPLICA_ALERT_IDENTITY,
