@@ -144,7 +144,7 @@ IN_CLUSTER_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
 def nodepool_object(
     object_name: str, pool: str, spec: dict[str, Any], policies: list[str] = IN_CLUSTER_POLICIES
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {
+    return {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
         "metadata": {"name": object_name},
@@ -162,7 +162,6 @@ def nodepool_object(
             "managementPolicies": policies,
         },
     }
-    return body
 
 
 # An autoscaled pool: one Object creates it (and never updates it), one updates all but its size.

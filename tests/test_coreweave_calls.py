@@ -78,9 +78,7 @@ def test_converged_coreweave_reconcile_takes_two_calls_or_one_when_seeded(seeded
 
 def test_first_kubeconfig_follows_the_chain_in_three_calls() -> None:
     """Nothing is remembered before the kubeconfig Secret first exists."""
-    world = World(coreweave_xr())
-    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
-    converged(world)
+    world = coreweave_world()
     first_with_secret = next(
         i for i, rsp in enumerate(world.responses) if "kubeconfig" in rsp.desired.resources
     )
@@ -97,34 +95,26 @@ def move_to_another_secret(world: World) -> None:
 
 ROTATED = "CW-SECRET-rotated-000000000001"
 MOVED = "CW-SECRET-moved-00000000000002"
+SOURCE = "crossplane-system/coreweave-creds"
+MOVED_SOURCE = "crossplane-system/coreweave-creds-v2"
 
 
 @pytest.mark.parametrize(
     ("change", "seeded", "calls", "token", "source"),
     [
         pytest.param(
-            rotate_in_place,
-            False,
-            [2, 2],
-            ROTATED,
-            "crossplane-system/coreweave-creds",
-            id="token-rotated-in-place-v2.1-loop",
+            rotate_in_place, False, [2, 2], ROTATED, SOURCE, id="token-rotated-in-place-v2.1-loop"
         ),
         # The seeded first call already carries the rotated Secret.
         pytest.param(
-            rotate_in_place,
-            True,
-            [1, 1],
-            ROTATED,
-            "crossplane-system/coreweave-creds",
-            id="token-rotated-in-place-v2.4-loop",
+            rotate_in_place, True, [1, 1], ROTATED, SOURCE, id="token-rotated-in-place-v2.4-loop"
         ),
         pytest.param(
             move_to_another_secret,
             False,
             [3, 2],
             MOVED,
-            "crossplane-system/coreweave-creds-v2",
+            MOVED_SOURCE,
             id="providerconfig-names-another-secret-v2.1-loop",
         ),
         # The seeded call sees the ProviderConfig name the new Secret and asks for it; the
@@ -134,7 +124,7 @@ MOVED = "CW-SECRET-moved-00000000000002"
             True,
             [2, 1],
             MOVED,
-            "crossplane-system/coreweave-creds-v2",
+            MOVED_SOURCE,
             id="providerconfig-names-another-secret-v2.4-loop",
         ),
     ],

@@ -91,7 +91,7 @@ def mixed_calls() -> list[fnv1.RunFunctionRequest]:
 
 
 def test_a_known_mix_of_calls_is_counted_exactly(
-    endpoint: tuple[runner.FunctionRunner, str], monkeypatch: pytest.MonkeyPatch
+    endpoint: tuple[runner.FunctionRunner, str],
 ) -> None:
     served, url = endpoint
     calls = mixed_calls()

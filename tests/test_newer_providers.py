@@ -511,9 +511,7 @@ def test_function_writes_no_field_the_newer_provider_defaults(kind: str, shape: 
     assert set(defaulted_fields_written(drive(shape))) == WRITTEN[kind]
 
 
-def test_provider_upgrade_in_place_is_answered_from_the_memo(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_provider_upgrade_in_place_is_answered_from_the_memo() -> None:
     """Upgrading the providers under a converged XR changes only fields the function does not
     read: the memo keeps answering, with the bytes a fresh composition gives, and no core runs."""
     memo = Memo(MEMO_BYTES)

@@ -14,6 +14,11 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from function import runner
 from harness.fixtures import coreweave_xr, request, results, run
 
+COMPOSED = (
+    "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), "
+    "CivoCluster (infrastructure.modelplane.ai/v1alpha1)"
+)
+
 
 def xr_without(*path: str) -> dict[str, Any]:
     xr = copy.deepcopy(coreweave_xr())
@@ -29,23 +34,19 @@ def xr_without(*path: str) -> dict[str, Any]:
     [
         pytest.param(
             fnv1.RunFunctionRequest(),
-            'unsupported composite resource "<none>" (<none>); this function composes '
-            "CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), CivoCluster "
-            "(infrastructure.modelplane.ai/v1alpha1)",
+            f'unsupported composite resource "<none>" (<none>); {COMPOSED}',
             id="no-observed-composite",
         ),
         pytest.param(
             request({**coreweave_xr(), "kind": "AWSCluster"}),
             'unsupported composite resource "AWSCluster" (infrastructure.modelplane.ai/v1alpha1); '
-            "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), "
-            "CivoCluster (infrastructure.modelplane.ai/v1alpha1)",
+            + COMPOSED,
             id="unknown-kind",
         ),
         pytest.param(
             request({**coreweave_xr(), "apiVersion": "infrastructure.modelplane.ai/v2"}),
             'unsupported composite resource "CoreWeaveCluster" (infrastructure.modelplane.ai/v2); '
-            "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), "
-            "CivoCluster (infrastructure.modelplane.ai/v1alpha1)",
+            + COMPOSED,
             id="unknown-version",
         ),
         pytest.param(
