@@ -25,19 +25,16 @@ import copy
 import functools
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from google.protobuf import json_format
 from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
-    CORE_KINDS,
     ENDPOINT,
     NAMESPACE,
     World,
@@ -47,20 +44,24 @@ from harness.fixtures import (
     request,
     results,
     run,
-    token_forms,
 )
-from harness.validator import composed_problems, shared_crds_dir, spec_problems
+from harness.invariants import (
+    CIVO_SIZES,
+    CW_INSTANCE_TYPES,
+    DNS_SUBDOMAIN,
+    fatal_messages,
+    fatal_problems,
+    leaked_tokens,
+    object_problems,
+)
+from harness.validator import shared_crds_dir, spec_problems
 
-ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()
 needs_crds = pytest.mark.skipif(
     CRDS is None, reason="../shared/crds not found: composed objects cannot be validated"
 )
-# Kubernetes serves these itself; there is no CRD to check them against.
 
 API_VERSION = "infrastructure.modelplane.ai/v1alpha1"
-FATAL_PATH = re.compile(r"(spec|metadata|input)(\.[A-Za-z]+|\[\d+\])*:")
-DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 CW_POOL_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 CIVO_POOL_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 VERSION = r"^[0-9]+\.[0-9]+$"
@@ -131,8 +132,6 @@ def free_text(samples: list[str], max_size: int) -> st.SearchStrategy[str]:
 
 ZONES = ["US-EAST-04A", "US-EAST-06A", "US-WEST-09B", "RNO2A", "LGA1"]
 REGIONS = ["LON1", "FRA1", "NYC1", "PHX1", "MUM1"]
-INSTANCE_TYPES = ["gd-8xh100ib-i128", "gd-8xl40s-i128", "gd-8xh200ib-i128", "cd-gp-a192-genoa"]
-SIZES = ["g4s.kube.medium", "g4s.kube.large", "an.g1.l40s.kube.x1", "g4g.kube.small"]
 ACCELERATORS = ["H100", "H200", "L40S", "A100", "B200", "MI300X"]
 # acceleratorType becomes a node label value; the XRD and the function refuse anything else.
 ACCELERATOR_VALUES = st.one_of(
@@ -185,9 +184,9 @@ def pool(draw: st.DrawFn, name: str, *, civo: bool, role: str | None = None) -> 
     role = role if role is not None else draw(st.sampled_from(roles))
     result: dict[str, Any] = {"name": name, "role": role}
     if civo:
-        result["size"] = draw(free_text(SIZES, 63))
+        result["size"] = draw(free_text(CIVO_SIZES, 63))
     else:
-        result["instanceType"] = draw(free_text(INSTANCE_TYPES, 63))
+        result["instanceType"] = draw(free_text(CW_INSTANCE_TYPES, 63))
     result.update(draw(sizing(1 if civo else 0)))
     if role == "GPU" or draw(st.integers(0, 3)) == 0:
         result["gpu"] = {"acceleratorType": draw(ACCELERATOR_VALUES)}
@@ -732,56 +731,23 @@ def required_resources(draw: st.DrawFn, spec: Any = None) -> dict[str, list[dict
 # --- checks -----------------------------------------------------------------------------------
 
 
-def fatal_messages(rsp: fnv1.RunFunctionResponse) -> list[str]:
-    return [message for severity, message in results(rsp) if severity == "Fatal"]
-
-
 def check_fatal(rsp: fnv1.RunFunctionResponse) -> str:
     """The one FATAL of an answer to bad input: alone, naming a field, nothing desired."""
-    assert [severity for severity, _ in results(rsp)] == ["Fatal"], results(rsp)
-    message = results(rsp)[0][1]
-    assert "internal error" not in message, message
-    assert FATAL_PATH.search(message), f"FATAL names no field path: {message[:300]}"
-    assert len(rsp.desired.resources) == 0
-    assert "status" not in rsp.desired.composite.resource.fields, "no status with a FATAL"
-    return message
-
-
-def object_problems(rsp: fnv1.RunFunctionResponse) -> dict[str, list[str]]:
-    """CRD and object-name problems of every composed object, by resource key."""
-    problems: dict[str, list[str]] = {}
-    for key, body in desired(rsp).items():
-        found = []
-        name = body.get("metadata", {}).get("name", "")
-        if len(name) > 253 or not DNS_SUBDOMAIN.fullmatch(name):
-            found.append(f"metadata.name: {name!r} is not a valid object name")
-        if (body["apiVersion"], body["kind"]) not in CORE_KINDS:
-            applied = {**body, "metadata": {**body["metadata"], "namespace": NAMESPACE}}
-            found.extend(composed_problems(applied))
-        if found:
-            problems[key] = found
-    return problems
+    assert fatal_problems(rsp) == []
+    return results(rsp)[0][1]
 
 
 def check_composed(rsp: fnv1.RunFunctionResponse) -> None:
     assert not fatal_messages(rsp), results(rsp)
-    assert object_problems(rsp) == {}
+    assert object_problems(desired(rsp)) == {}
 
 
 def check_token_confined(rsp: fnv1.RunFunctionResponse, *, kubeconfig: bool = True) -> None:
     """No token outside the kubeconfig Secret's data; inside it, a well-formed kubeconfig."""
-    rest = fnv1.RunFunctionResponse()
-    rest.CopyFrom(rsp)
-    if "kubeconfig" in rest.desired.resources:
-        secret = rest.desired.resources["kubeconfig"].resource
-        data = secret.fields["data"].struct_value.fields["kubeconfig"].string_value
-        if kubeconfig:
-            check_kubeconfig(base64.b64decode(data, validate=True).decode())
-        del secret.fields["data"]
-    text = json.dumps(json_format.MessageToDict(rest))
-    for token in TOKENS:
-        for form in token_forms(token):
-            assert form not in text, f"token leaked: {form!r}"
+    if kubeconfig and "kubeconfig" in rsp.desired.resources:
+        data = desired(rsp)["kubeconfig"]["data"]["kubeconfig"]
+        check_kubeconfig(base64.b64decode(data, validate=True).decode())
+    assert leaked_tokens(rsp, TOKENS) == []
 
 
 def check_kubeconfig(text: str) -> None:
@@ -792,10 +758,6 @@ def check_kubeconfig(text: str) -> None:
     [cluster] = document["clusters"]
     assert cluster["cluster"]["server"].startswith("https://")
     assert set(cluster["cluster"]) == {"server"}
-
-
-_DEFAULTED = {"kubernetesVersion", "credentials"}
-_DEFAULTED_POOL = {"nodeCount"}
 
 
 def null_where_xrd_defaults(kind: str, spec: Any) -> bool:

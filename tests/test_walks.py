@@ -46,38 +46,39 @@ import io
 import json
 import random
 import re
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 import structlog
 from crossplane.function import logging as fnlogging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
-from google.protobuf import json_format
 
 from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
-    CORE_KINDS,
     ENDPOINT,
-    NAMESPACE,
     World,
     civo_connection_secret,
     civo_xr,
     coreweave_xr,
+    credentials_secret,
     desired,
     request,
     requirements_loop,
     results,
     run,
-    token_forms,
     xr_status,
 )
-from harness.validator import composed_problems, shared_crds_dir, spec_problems
+from harness.invariants import (
+    CIVO_SIZES,
+    CW_INSTANCE_TYPES,
+    fatal_problems,
+    leaked_tokens,
+    object_problems,
+    tokens_in,
+)
+from harness.validator import shared_crds_dir, spec_problems
 
-ROOT = Path(__file__).resolve().parents[1]
 CRDS = shared_crds_dir()
-DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-FATAL_PATH = re.compile(r"(spec|metadata|input)(\.[A-Za-z]+|\[\d+\])*:")
 
 CW, CIVO = "CoreWeaveCluster", "CivoCluster"
 WALKS = 30
@@ -120,20 +121,6 @@ def _xrd_refuses(kind: str, xr_json: str) -> bool:
         for p in xr["spec"].get("nodePools") or []
     )
     return bool(problems) or reserved
-
-
-def existence_signal(body: Any) -> bool:
-    """Whether an observed CKS NodePool Object shows that its pool exists in the cluster."""
-    conditions = at(body, "status", "conditions")
-    synced_or_ready = isinstance(conditions, list) and any(
-        isinstance(c, dict) and c.get("type") in ("Synced", "Ready") and c.get("status") == "True"
-        for c in conditions
-    )
-    return (
-        isinstance(at(body, "status", "atProvider", "manifest", "metadata"), dict)
-        or synced_or_ready
-        or at(body, "spec", "forProvider", "manifest", "spec", "targetNodes") is MISSING
-    )
 
 
 def pool_names(spec: dict[str, Any]) -> list[str]:
@@ -225,14 +212,7 @@ class Walk(World):
                 [civo_connection_secret(*self.connection_keys)] if self.connection_secret else []
             )
             return
-        secret = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "coreweave-creds", "namespace": "crossplane-system"},
-            "data": {
-                "credentials": base64.b64encode(json.dumps({"token": self.token}).encode()).decode()
-            },
-        }
+        secret = credentials_secret(self.token)
         if self.credentials == "garbled":
             secret["data"]["credentials"] = base64.b64encode(b"{not json").decode()
         objects = {"config": CLUSTER_PROVIDER_CONFIG, "secret": secret}
@@ -262,7 +242,7 @@ class Walk(World):
         name = self.fresh_name()
         if self.kind == CW:
             role = rng.choice(["GPU", "CPU"])
-            pool: dict[str, Any] = {"name": name, "instanceType": rng.choice(CW_TYPES)}
+            pool: dict[str, Any] = {"name": name, "instanceType": rng.choice(CW_INSTANCE_TYPES)}
         else:
             role = rng.choice(["GPU", "System"])
             pool = {"name": name, "size": rng.choice(CIVO_SIZES)}
@@ -517,7 +497,7 @@ class Walk(World):
             return f"user made {pool['name']} autoscaled"
         if edit == "immutable":
             field = "instanceType" if self.kind == CW else "size"
-            pool[field] = rng.choice(CW_TYPES if self.kind == CW else CIVO_SIZES)
+            pool[field] = rng.choice(CW_INSTANCE_TYPES if self.kind == CW else CIVO_SIZES)
             return f"user set {pool['name']}.{field}={pool[field]}"
         if edit == "place":
             field = "zone" if self.kind == CW else "region"
@@ -634,10 +614,9 @@ class Walk(World):
         if expect_fatal:
             self.expect(bool(fatal), "i", f"an invalid spec was composed: {results(rsp)[:2]}")
             if fatal:
-                self.expect(len(rsp.results) == 1, "i", f"more than the FATAL: {results(rsp)}")
-                self.expect(bool(FATAL_PATH.search(fatal[0])), "i", f"no field path: {fatal[0]}")
+                for problem in fatal_problems(rsp):
+                    self.expect(False, "i", problem)
                 self.expect(self.observed == before, "i", "a FATAL reconcile changed the world")
-                self.expect(len(rsp.desired.resources) == 0, "i", "a FATAL carries desired state")
             self.xr["spec"] = copy.deepcopy(self.valid_spec)
             return
         self.expect(not fatal, "i", f"a valid spec was refused: {fatal[:1]} ({self.event})")
@@ -795,31 +774,17 @@ class Walk(World):
                     self.expect(False, "c", f"{key} {'.'.join(path)}: {old!r} -> {new!r}")
 
     def check_objects(self, composed: dict[str, Any]) -> None:
-        for key, body in composed.items():
-            name = body["metadata"].get("name", "")
-            self.expect(
-                len(name) <= 253 and bool(DNS_SUBDOMAIN.fullmatch(name)),
-                "e",
-                f"{key}: invalid name {name!r}",
-            )
-            if CRDS is None or (body["apiVersion"], body["kind"]) in CORE_KINDS:
-                continue
-            applied = {**body, "metadata": {**body["metadata"], "namespace": NAMESPACE}}
-            problems = composed_problems(applied)
-            self.expect(not problems, "e", f"{key}: {list(problems)}")
+        if CRDS is None:  # the test that reads category e skips then
+            return
+        for key, problems in object_problems(composed).items():
+            self.expect(False, "e", f"{key}: {problems}")
 
     def check_token(self) -> None:
         for rsp in self.passes:
-            rest = fnv1.RunFunctionResponse()
-            rest.CopyFrom(rsp)
-            if "kubeconfig" in rest.desired.resources:
-                del rest.desired.resources["kubeconfig"].resource.fields["data"]
-            text = json.dumps(json_format.MessageToDict(rest))
-            for token in self.tokens:
-                for form in token_forms(token):
-                    if form in text:
-                        self.expect(False, "f", f"token {token} leaked")
-                        return
+            leaked = leaked_tokens(rsp, self.tokens)
+            if leaked:
+                self.expect(False, "f", f"token {leaked[0]} leaked")
+                return
 
     def check_kubeconfig(self, before: dict[str, Any], composed: dict[str, Any]) -> None:
         if self.kind != CW or "kubeconfig" not in composed:
@@ -887,8 +852,6 @@ class Walk(World):
                         self.groups[pool["name"]] = by_id[pool_id]
 
 
-CW_TYPES = ["gd-8xh100ib-i128", "gd-8xl40s-i128", "gd-8xh200ib-i128", "cd-gp-a192-genoa"]
-CIVO_SIZES = ["g4s.kube.medium", "g4s.kube.large", "an.g1.l40s.kube.x1", "g4g.kube.small"]
 SHARED_VAST_LIVE = {
     "apiVersion": "storage.k8s.io/v1",
     "kind": "StorageClass",
@@ -967,8 +930,7 @@ def walked(kind: str, seed: int) -> tuple[Violation, ...]:
     DEBUG_LOG_SIZES[(kind, seed)] = len(logs)
     leaks = [
         Violation("f", f"{kind}-{seed}", STEPS, "--debug log", f"token {token} in the log")
-        for token in walk.tokens
-        if any(form in logs for form in token_forms(token))
+        for token in tokens_in(logs, walk.tokens)
     ]
     return (*found, *leaks)
 
