@@ -303,22 +303,30 @@ class Walk(World):
             elif key == "shared-vast-observer":
                 at_provider["manifest"] = copy.deepcopy(SHARED_VAST_LIVE)
             elif kind == "Object":
-                manifest = copy.deepcopy(body["spec"]["forProvider"]["manifest"])
-                if key in self.live_count:
-                    manifest["spec"]["targetNodes"] = self.live_count[key]
-                at_provider["manifest"] = manifest
-                if key != "rwx-storageclass":
-                    self.in_cluster.add(key)
-                    self.live_count.setdefault(key, manifest["spec"].get("targetNodes", 1))
+                self.report_manifest(key, at_provider)
             elif kind == "NodePool":
-                annotations = body["metadata"]["annotations"]
-                self.counter += 1
-                pool_id = (
-                    annotations.get("crossplane.io/external-name") or f"id-{key}-{self.counter}"
-                )
-                annotations["crossplane.io/external-name"] = pool_id
-                at_provider["id"] = pool_id
+                self.report_pool_id(key, at_provider)
         return "providers caught up"
+
+    def report_manifest(self, key: str, at_provider: dict[str, Any], **metadata: str) -> None:
+        """provider-kubernetes reports the Object's manifest as applied; a CKS pool then exists
+        in the cluster, at its live node count once the autoscaler has sized it."""
+        manifest = copy.deepcopy(self.observed[key]["spec"]["forProvider"]["manifest"])
+        manifest["metadata"].update(metadata)
+        if key in self.live_count:
+            manifest["spec"]["targetNodes"] = self.live_count[key]
+        at_provider["manifest"] = manifest
+        if key != "rwx-storageclass":
+            self.in_cluster.add(key)
+            self.live_count.setdefault(key, manifest["spec"].get("targetNodes", 1))
+
+    def report_pool_id(self, key: str, at_provider: dict[str, Any]) -> None:
+        """provider-civo reports a NodePool's ID and keeps it as the external name."""
+        annotations = self.observed[key]["metadata"]["annotations"]
+        self.counter += 1
+        pool_id = annotations.get("crossplane.io/external-name") or f"id-{key}-{self.counter}"
+        annotations["crossplane.io/external-name"] = pool_id
+        at_provider["id"] = pool_id
 
     def ev_status_lost(self) -> str:
         if not self.observed:
@@ -353,13 +361,7 @@ class Walk(World):
         key = self.rng.choice(keys)
         status = self.observed[key].setdefault("status", {})
         if self.rng.random() < 0.75:
-            manifest = copy.deepcopy(self.observed[key]["spec"]["forProvider"]["manifest"])
-            manifest["metadata"]["uid"] = f"uid-{key}"
-            if key in self.live_count:
-                manifest["spec"]["targetNodes"] = self.live_count[key]
-            status.setdefault("atProvider", {})["manifest"] = manifest
-            self.in_cluster.add(key)
-            self.live_count.setdefault(key, manifest["spec"].get("targetNodes", 1))
+            self.report_manifest(key, status.setdefault("atProvider", {}), uid=f"uid-{key}")
             return f"{key} manifest reported"
         if isinstance(status.get("atProvider"), dict):
             status["atProvider"].pop("manifest", None)
@@ -451,14 +453,9 @@ class Walk(World):
         if not keys:
             return "pool id: no pools"
         key = self.rng.choice(keys)
-        body = self.observed[key]
-        status = body.setdefault("status", {})
+        status = self.observed[key].setdefault("status", {})
         if self.rng.random() < 0.75:
-            annotations = body["metadata"]["annotations"]
-            self.counter += 1
-            pool_id = annotations.get("crossplane.io/external-name") or f"id-{key}-{self.counter}"
-            status.setdefault("atProvider", {})["id"] = pool_id
-            body["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
+            self.report_pool_id(key, status.setdefault("atProvider", {}))
             return f"{key} id reported"
         if isinstance(status.get("atProvider"), dict):
             status["atProvider"].pop("id", None)
@@ -964,15 +961,10 @@ def test_walks_compose_only_objects_the_crds_accept() -> None:
 def stage_counts() -> dict[str, int]:
     counts: dict[str, int] = {}
     for kind, seed in WALK_IDS:
-        for name, value in walk_stats(kind, seed).items():
+        walked(kind, seed)
+        for name, value in Walk.stats[(kind, seed)].items():
             counts[name] = counts.get(name, 0) + value
     return counts
-
-
-@functools.cache
-def walk_stats(kind: str, seed: int) -> dict[str, int]:
-    walked(kind, seed)
-    return Walk.stats[(kind, seed)]
 
 
 def test_walks_reach_every_stage() -> None:
