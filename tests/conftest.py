@@ -2,7 +2,19 @@
 Imported rather than named in pytest_plugins, which pytest refuses in a conftest below the
 rootdir."""
 
+import pytest
+
+from hack.render import find_crank
 from harness.required_tools import (  # noqa: F401 - pytest finds hooks by name here
     pytest_make_collect_report,
     pytest_runtest_makereport,
 )
+
+
+@pytest.fixture(scope="session")
+def crank() -> str:
+    """The Crossplane CLI built here; the test skips, saying so, without it."""
+    found = find_crank()
+    if found is None:
+        pytest.skip("the Crossplane CLI (crank) is not installed: run `make crank` (needs Go)")
+    return found

@@ -258,12 +258,9 @@ def shell_block(page: Path, marker: str) -> str:
     return str(blocks[0])
 
 
-def run_from_a_checkout(block: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def run_from_a_checkout(block: str, crank: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """Runs a doc's shell block as a user would from the repository root, `crossplane` being the
     CLI built here (crank); what it writes lands in tmp_path, not in this checkout."""
-    crank = render_script.find_crank()
-    if crank is None:
-        pytest.skip("crank is not built: run `make crank` (needs Go)")
     for folder in ("apis", "examples", "package"):
         (tmp_path / folder).symlink_to(ROOT / folder)
     return subprocess.run(
@@ -276,8 +273,9 @@ def run_from_a_checkout(block: str, tmp_path: Path) -> subprocess.CompletedProce
     )
 
 
-def test_the_documented_validate_command_runs_as_written(tmp_path: Path) -> None:
-    done = run_from_a_checkout(shell_block(DOCS / "composition.md", "beta validate"), tmp_path)
+def test_the_documented_validate_command_runs_as_written(crank: str, tmp_path: Path) -> None:
+    block = shell_block(DOCS / "composition.md", "beta validate")
+    done = run_from_a_checkout(block, crank, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [
         "[✓] infrastructure.modelplane.ai/v1alpha1, Kind=CoreWeaveCluster, inference-east "
@@ -288,12 +286,15 @@ def test_the_documented_validate_command_runs_as_written(tmp_path: Path) -> None
     ]
 
 
-def test_the_documented_validate_command_names_a_field_out_of_bounds(tmp_path: Path) -> None:
+def test_the_documented_validate_command_names_a_field_out_of_bounds(
+    crank: str, tmp_path: Path
+) -> None:
     block = shell_block(DOCS / "composition.md", "beta validate")
     bad = yaml.safe_load(example_set("coreweave").xr.read_text())
     bad["spec"]["nodePools"][0]["nodeCount"] = -3
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
-    done = run_from_a_checkout(block.replace("examples/coreweave/xr.yaml", "bad.yaml"), tmp_path)
+    bad_block = block.replace("examples/coreweave/xr.yaml", "bad.yaml")
+    done = run_from_a_checkout(bad_block, crank, tmp_path)
     assert done.returncode == 1
     assert (
         "spec.nodePools[0].nodeCount: Invalid value: -3: spec.nodePools[0].nodeCount in body "

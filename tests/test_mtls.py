@@ -11,11 +11,6 @@ an explicit `--insecure`, and then only plaintext, even when a certificate folde
 from __future__ import annotations
 
 import contextlib
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,27 +19,19 @@ import grpc
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
-from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2
 
 from harness.e2e.certs import issue, new_ca
+from harness.e2e.operability import health_status
 from harness.fixtures import coreweave_xr, free_port, request
 from tests.test_metrics import counted, scrape
+from tests.test_server import FLAG_ENV, serving
 
-FUNCTION = str(Path(sys.executable).parent / "function")
-# The SDK's flags also read these; a developer's environment must not change what is tested.
-FLAG_ENV = (
-    "ADDRESS",
-    "INSECURE",
-    "TLS_SERVER_CERTS_DIR",
-    "DEBUG",
-    "MAX_RECV_MESSAGE_SIZE",
-    "MAX_GRPC_MESSAGE_SIZE",
-    "MAX_SEND_MESSAGE_SIZE",
-    "METRICS_ADDRESS",
-    "HEALTH_ADDRESS",
-)
-# Metrics and the health probe port are on by default; off unless a test sets them.
-SIDE_PORTS_OFF = {"METRICS_ADDRESS": "", "HEALTH_ADDRESS": ""}
+
+@pytest.fixture(autouse=True)
+def no_flag_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in FLAG_ENV:
+        monkeypatch.delenv(name, raising=False)
 
 
 @dataclass(frozen=True)
@@ -87,36 +74,12 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> PKI:
 
 
 @contextlib.contextmanager
-def serving(*flags: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """The console script on a free loopback port; yields its address."""
-    address = f"127.0.0.1:{free_port()}"
-    environment = {k: v for k, v in os.environ.items() if k not in FLAG_ENV}
-    environment.update(SIDE_PORTS_OFF)
-    environment.update(env or {})
-    process = subprocess.Popen(
-        [FUNCTION, f"--address={address}", *flags],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env=environment,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while True:
-            if process.poll() is not None:
-                output = process.stdout.read().decode() if process.stdout else ""
-                pytest.fail(f"function exited during startup: {output}")
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", int(address.split(":")[1])), 0.2),
-            ):
-                break
-            assert time.monotonic() < deadline, "function did not listen within 15s"
-            time.sleep(0.05)
+def serving_throughout(*flags: str, side_ports_off: bool = True) -> Iterator[str]:
+    """tests/test_server.py's function, which must still be serving when the test is done: a
+    refusal from a function that died would pass for a refused handshake."""
+    with serving(*flags, side_ports_off=side_ports_off) as (address, process):
         yield address
         assert process.poll() is None, "the function died while serving"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def call(channel: grpc.Channel) -> fnv1.RunFunctionResponse:
@@ -148,7 +111,7 @@ def mtls(
 
 
 def test_mtls_serves_only_clients_with_a_certificate_from_its_ca(pki: PKI) -> None:
-    with serving(f"--tls-certs-dir={pki.certs_dir}") as address:
+    with serving_throughout(f"--tls-certs-dir={pki.certs_dir}") as address:
         # (a) the CA-signed client, verifying the server as 127.0.0.1 and as localhost
         with mtls(address, pki, pki.client) as channel:
             check_served(call(channel))
@@ -169,8 +132,9 @@ def test_mtls_serves_only_clients_with_a_certificate_from_its_ca(pki: PKI) -> No
             check_served(call(channel))
 
 
-def test_tls_certs_dir_from_the_environment(pki: PKI) -> None:
-    with serving(env={"TLS_SERVER_CERTS_DIR": str(pki.certs_dir)}) as address:
+def test_tls_certs_dir_from_the_environment(pki: PKI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TLS_SERVER_CERTS_DIR", str(pki.certs_dir))
+    with serving_throughout() as address:
         with mtls(address, pki, pki.client) as channel:
             check_served(call(channel))
         with grpc.insecure_channel(address) as channel:
@@ -180,36 +144,43 @@ def test_tls_certs_dir_from_the_environment(pki: PKI) -> None:
 
 
 def test_insecure_serves_plaintext_only_even_with_certificates(pki: PKI) -> None:
-    with serving("--insecure", f"--tls-certs-dir={pki.certs_dir}") as address:
+    with serving_throughout("--insecure", f"--tls-certs-dir={pki.certs_dir}") as address:
         with grpc.insecure_channel(address) as channel:
             check_served(call(channel))
         with mtls(address, pki, pki.client) as channel:
             check_refused(channel)
 
 
-def test_insecure_from_the_environment_is_still_explicit(pki: PKI) -> None:
+def test_insecure_from_the_environment_is_still_explicit(
+    pki: PKI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """INSECURE=true is the SDK's env form of --insecure: plaintext only, certificates unused."""
-    with serving(env={"INSECURE": "true", "TLS_SERVER_CERTS_DIR": str(pki.certs_dir)}) as address:
+    monkeypatch.setenv("INSECURE", "true")
+    monkeypatch.setenv("TLS_SERVER_CERTS_DIR", str(pki.certs_dir))
+    with serving_throughout() as address:
         with grpc.insecure_channel(address) as channel:
             check_served(call(channel))
         with mtls(address, pki, pki.client) as channel:
             check_refused(channel)
 
 
-def test_metrics_and_the_probe_port_beside_an_mtls_grpc_port(pki: PKI) -> None:
+def test_metrics_and_the_probe_port_beside_an_mtls_grpc_port(
+    pki: PKI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Prometheus scrapes plain HTTP and the kubelet probes plaintext gRPC while RunFunction
     and the health service on --address still take only clients with a certificate."""
     metrics_port, probe = free_port(), f"127.0.0.1:{free_port()}"
+    monkeypatch.setenv("METRICS_ADDRESS", f"127.0.0.1:{metrics_port}")
     flags = (f"--tls-certs-dir={pki.certs_dir}", f"--health-address={probe}")
-    with serving(*flags, env={"METRICS_ADDRESS": f"127.0.0.1:{metrics_port}"}) as address:
+    with serving_throughout(*flags, side_ports_off=False) as address:
         with mtls(address, pki, pki.client) as channel:
             check_served(call(channel))
-            assert health_check(channel) == health_pb2.HealthCheckResponse.SERVING
+            assert health_status(channel) == health_pb2.HealthCheckResponse.SERVING
         with mtls(address, pki, None) as channel, pytest.raises(grpc.RpcError) as refused:
-            health_check(channel)
+            health_status(channel)
         assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
         with grpc.insecure_channel(probe) as channel:
-            assert health_check(channel) == health_pb2.HealthCheckResponse.SERVING
+            assert health_status(channel) == health_pb2.HealthCheckResponse.SERVING
         text = scrape(f"http://127.0.0.1:{metrics_port}/metrics")
     assert counted(text) == {
         ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "normal"))): 1,
@@ -219,23 +190,3 @@ def test_metrics_and_the_probe_port_beside_an_mtls_grpc_port(pki: PKI) -> None:
             (("kind", "CoreWeaveCluster"), ("outcome", "miss")),
         ): 1,
     }
-
-
-def health_check(channel: grpc.Channel) -> int:
-    reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
-    status: int = reply.status
-    return status
-
-
-def test_no_plaintext_without_insecure() -> None:
-    environment = {k: v for k, v in os.environ.items() if k not in FLAG_ENV}
-    done = subprocess.run(
-        [FUNCTION, f"--address=127.0.0.1:{free_port()}"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=30,
-        env=environment,
-    )
-    assert done.returncode == 2
-    assert "pass --insecure to serve plaintext" in done.stderr

@@ -24,6 +24,7 @@ import yaml
 
 from hack import render as render_script
 from harness.e2e.releases import export, pinned
+from harness.example_sets import STAGES, example_sets
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCE_KEY = "crossplane.io/composition-resource-name"
@@ -129,14 +130,6 @@ def previous_checkout(commit: str, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture(scope="module")
-def crank() -> str:
-    found = render_script.find_crank()
-    if found is None:
-        pytest.skip("the Crossplane CLI (crank) is not installed: run `make crank` (needs Go)")
-    return found
-
-
-@pytest.fixture(scope="module")
 def function_port() -> Iterator[int]:
     with render_script.function_server() as port:
         yield port
@@ -147,8 +140,8 @@ def test_this_version_composes_what_the_previous_release_did_under_the_same_name
 ) -> None:
     stages = [
         (example, stage)
-        for example in render_script.example_sets(previous_checkout)
-        for stage in render_script.STAGES
+        for example in example_sets(previous_checkout)
+        for stage in STAGES
         if example.rendered(stage).is_file()
     ]
     assert len(stages) >= 8, f"the previous release has too few committed renders: {stages}"

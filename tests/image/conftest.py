@@ -12,25 +12,22 @@ when the tests cannot unshare and chroot (they need root).
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import tarfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from harness.fixtures import free_port
+from tests.test_server import until_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -66,28 +63,6 @@ class Image:
     @property
     def env(self) -> dict[str, str]:
         return dict(item.split("=", 1) for item in self.config["config"]["Env"])
-
-
-def _load_script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "hack" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="session")
-def render_script() -> ModuleType:
-    """hack/render.py: the one place that knows how the committed renders are produced."""
-    return _load_script("render")
-
-
-@pytest.fixture(scope="session")
-def crank(render_script: ModuleType) -> str:
-    found = render_script.find_crank()
-    if found is None:
-        pytest.skip("the Crossplane CLI (crank) is not installed: run `make crank` (needs Go)")
-    return str(found)
 
 
 @pytest.fixture(scope="session")
@@ -172,15 +147,7 @@ def run_image(
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                output = process.stdout.read().decode() if process.stdout else ""
-                pytest.fail(f"the image's function exited during startup:\n{output}")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            assert time.monotonic() < deadline, f"not listening within {START_TIMEOUT}s"
-            time.sleep(0.05)
+        until_listening(process, port, seconds=START_TIMEOUT)
         pid = _namespace_child(process.pid)
         assert pid is not None, "unshare has no child process"
         yield Running(f"127.0.0.1:{port}", pid)

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from types import ModuleType
 
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2
 
+from hack import render as render_script
 from harness.e2e.operability import Counted, SidePorts, counted, health_status, scrape
+from harness.example_sets import STAGES, example_sets
 from tests.image.conftest import CERTS_MOUNT, Image, run_image
 from tests.test_mtls import PKI, call, check_refused, check_served, mtls, write_pki
 
@@ -89,14 +90,14 @@ def test_refuses_to_start_without_certificates_or_insecure(image: Image) -> None
 
 
 def test_crank_render_through_the_image_reproduces_the_committed_renders(
-    image: Image, crank: str, render_script: ModuleType, tmp_path: Path
+    image: Image, crank: str, tmp_path: Path
 ) -> None:
     """What `make render-check` compares, with the function served from the image."""
     differing = []
     with run_image(image, "--insecure") as running:
         port = int(running.address.rsplit(":", 1)[1])
-        for example in render_script.example_sets():
-            for stage in render_script.STAGES:
+        for example in example_sets():
+            for stage in STAGES:
                 rendered = render_script.render(crank, example, stage, port, tmp_path, results=True)
                 if rendered != example.rendered(stage).read_text():
                     differing.append(f"{example.name}/{stage}")
