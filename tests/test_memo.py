@@ -18,6 +18,7 @@ from function import runner
 from function.memo.memo import Memo
 from function.shared.cache import LRU
 from hack.bench.gowire import shuffled
+from hack.example_stages import SHARED_VAST
 from harness.fixtures import (
     CIVO_SECRET_NAME,
     CLUSTER_PROVIDER_CONFIG,
@@ -31,13 +32,6 @@ from harness.fixtures import (
     readiness,
     request,
 )
-
-SHARED_VAST = {
-    "apiVersion": "storage.k8s.io/v1",
-    "kind": "StorageClass",
-    "metadata": {"name": "shared-vast"},
-    "provisioner": "csi.vastdata.com",
-}
 
 Inputs = tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]
 
@@ -85,6 +79,9 @@ def converged_civo() -> Inputs:
     return converged(world)
 
 
+CONVERGED = {"CoreWeaveCluster": converged_coreweave, "CivoCluster": converged_civo}
+
+
 class Counting:
     """A core that counts its runs (the memo is keyed by the core, so one per test)."""
 
@@ -118,103 +115,60 @@ def composed_afresh(req: fnv1.RunFunctionRequest) -> bytes:
     return rsp.SerializeToString(deterministic=True)
 
 
-def with_token(token: str) -> Callable[[Inputs], None]:
-    def change(inputs: Inputs) -> None:
-        payload = base64.b64encode(json.dumps({"token": token}).encode()).decode()
-        inputs[2]["coreweave-credentials"][0]["data"]["credentials"] = payload
-
-    return change
-
-
-def set_path(where: int, *path: str | int, value: Any) -> Callable[[Inputs], None]:
-    def change(inputs: Inputs) -> None:
-        target: Any = inputs[where]
-        for step in path[:-1]:
-            target = target[step]
-        target[path[-1]] = value
-
-    return change
-
-
-def drop(where: int, *path: str) -> Callable[[Inputs], None]:
-    def change(inputs: Inputs) -> None:
-        target: Any = inputs[where]
-        for step in path[:-1]:
-            target = target[step]
-        del target[path[-1]]
-
-    return change
-
-
 XR, OBSERVED, REQUIRED = 0, 1, 2
+DROP = object()
+
+
+def edit(part: int, path: str, value: Any = DROP) -> Callable[[Inputs], None]:
+    """A change to one part of the inputs at a dotted path (a number is a list index); without
+    a value, the key is dropped."""
+    *parents, last = [int(step) if step.isdigit() else step for step in path.split(".")]
+
+    def change(inputs: Inputs) -> None:
+        target: Any = inputs[part]
+        for step in parents:
+            target = target[step]
+        if value is DROP:
+            del target[last]
+        else:
+            target[last] = value
+
+    return change
+
+
 NOT_READY = [{"type": "Ready", "status": "False", "reason": "Unavailable"}]
+ROTATED = credentials_secret("CW-SECRET-rotated-0123456789")["data"]
+STILL_READY = [
+    {"type": "ClusterAccess", "status": "True", "reason": "Available"},
+    {"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"},
+    {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+]
+INSTANCE_TYPE = "nodepool-l40s.spec.forProvider.manifest.spec.instanceType"
 
 # (kind, change, whether the memo may answer): every change the core reads recomposes; metadata
 # noise does not.
 CASES = [
-    ("CoreWeaveCluster", set_path(XR, "metadata", "resourceVersion", value="42"), True),
+    ("CoreWeaveCluster", edit(XR, "metadata.resourceVersion", "42"), True),
+    ("CoreWeaveCluster", edit(OBSERVED, "vpc.metadata.managedFields", [{"manager": "x"}]), True),
+    ("CoreWeaveCluster", edit(OBSERVED, "nodepool-h100.metadata.uid", "u"), True),
+    ("CoreWeaveCluster", edit(OBSERVED, "nodepool-h100.status.conditions", NOT_READY), False),
+    ("CoreWeaveCluster", edit(OBSERVED, "kubeconfig"), False),
+    ("CoreWeaveCluster", edit(OBSERVED, INSTANCE_TYPE, "gd-8xa100-i128"), False),
     (
         "CoreWeaveCluster",
-        set_path(OBSERVED, "vpc", "metadata", "managedFields", value=[{"manager": "x"}]),
-        True,
-    ),
-    ("CoreWeaveCluster", set_path(OBSERVED, "nodepool-h100", "metadata", "uid", value="u"), True),
-    (
-        "CoreWeaveCluster",
-        set_path(OBSERVED, "nodepool-h100", "status", "conditions", value=NOT_READY),
+        edit(OBSERVED, "cks-cluster.status.atProvider.apiServerEndpoint", "h"),
         False,
     ),
-    ("CoreWeaveCluster", drop(OBSERVED, "kubeconfig"), False),
-    (
-        "CoreWeaveCluster",
-        set_path(
-            OBSERVED,
-            "nodepool-l40s",
-            "spec",
-            "forProvider",
-            "manifest",
-            "spec",
-            "instanceType",
-            value="gd-8xa100-i128",
-        ),
-        False,
-    ),
-    (
-        "CoreWeaveCluster",
-        set_path(OBSERVED, "cks-cluster", "status", "atProvider", "apiServerEndpoint", value="h"),
-        False,
-    ),
-    ("CoreWeaveCluster", with_token("CW-SECRET-rotated-0123456789"), False),
-    ("CoreWeaveCluster", set_path(REQUIRED, "coreweave-credentials", value=[]), False),
-    ("CoreWeaveCluster", drop(REQUIRED, "coreweave-credentials"), False),
-    ("CoreWeaveCluster", set_path(XR, "spec", "nodePools", 1, "nodeCount", value=3), False),
-    ("CoreWeaveCluster", set_path(XR, "spec", "zone", value="US-WEST-01A"), False),
-    ("CivoCluster", set_path(XR, "metadata", "generation", value=9), True),
-    ("CivoCluster", set_path(XR, "status", "conditions", value=[]), False),
-    (
-        "CivoCluster",
-        set_path(
-            XR,
-            "status",
-            "conditions",
-            value=[
-                {"type": "ClusterAccess", "status": "True", "reason": "Available"},
-                {"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"},
-                {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
-            ],
-        ),
-        True,
-    ),
-    (
-        "CivoCluster",
-        set_path(OBSERVED, "nodepool-l40s", "metadata", "annotations", value={}),
-        False,
-    ),
-    (
-        "CivoCluster",
-        set_path(OBSERVED, "civo-cluster", "status", "atProvider", "kubernetesVersion", value="1"),
-        False,
-    ),
+    ("CoreWeaveCluster", edit(REQUIRED, "coreweave-credentials.0.data", ROTATED), False),
+    ("CoreWeaveCluster", edit(REQUIRED, "coreweave-credentials", []), False),
+    ("CoreWeaveCluster", edit(REQUIRED, "coreweave-credentials"), False),
+    ("CoreWeaveCluster", edit(XR, "spec.nodePools.1.nodeCount", 3), False),
+    ("CoreWeaveCluster", edit(XR, "spec.zone", "US-WEST-01A"), False),
+    ("CivoCluster", edit(XR, "metadata.generation", 9), True),
+    ("CivoCluster", edit(XR, "status.conditions", []), False),
+    ("CivoCluster", edit(XR, "status.conditions", STILL_READY), True),
+    ("CivoCluster", edit(OBSERVED, "nodepool-l40s.metadata.annotations", {}), False),
+    ("CivoCluster", edit(OBSERVED, "civo-cluster.status.atProvider.kubernetesVersion", "1"), False),
 ]
 
 
@@ -227,7 +181,7 @@ def test_memo_answers_only_what_a_fresh_composition_would(
     change: Callable[[Inputs], None],
     memoised: bool,
 ) -> None:
-    inputs = converged_coreweave() if kind == "CoreWeaveCluster" else converged_civo()
+    inputs = CONVERGED[kind]()
     first = request(*inputs)
     assert answered(first) == composed_afresh(first)
     change(inputs)
@@ -270,7 +224,7 @@ def test_every_pass_of_a_converged_reconcile_is_memoised(
 ) -> None:
     """Crossplane calls once per pass of its requirements loop; each pass has its own entry, so
     a converged reconcile runs no core at all, however many passes it takes."""
-    xr, observed, _ = converged_coreweave() if kind == "CoreWeaveCluster" else converged_civo()
+    xr, observed, _ = CONVERGED[kind]()
     world = World(xr, seeded=seeded)
     world.observed = observed
     world.cluster_objects = (
@@ -349,7 +303,7 @@ def test_a_repeat_in_another_wire_order_is_answered_as_a_fresh_composition(
     """An idle XR's poll sends its request again, the same content in another byte order
     (gRPC-go writes map entries in Go's random order): the memo answers it, with what a fresh
     composition gives."""
-    req = request(*(converged_coreweave() if kind == "CoreWeaveCluster" else converged_civo()))
+    req = request(*CONVERGED[kind]())
     req.meta.tag = TAG
     first = answered(req)
     runs = counted[kind].runs
