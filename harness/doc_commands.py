@@ -18,30 +18,43 @@ PLACEHOLDERS = (REGISTRY_LINE, ORG_TOKEN_PLACEHOLDER, CIVO_KEY_PLACEHOLDER)
 UNKNOWN_PLACEHOLDER = re.compile(r"<[a-z][a-z ]*>")
 
 
+def sections(markdown: str) -> list[tuple[str, str]]:
+    """The page as (heading line, text) pairs, a heading opening each; the text before the
+    first heading under ''. A `# comment` in a code block is no heading."""
+    found = [("", "")]
+    fenced = False
+    for line in markdown.splitlines(keepends=True):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and re.match(r"#{1,6} ", line):
+            found.append((line.strip(), ""))
+        else:
+            heading, text = found[-1]
+            found[-1] = (heading, text + line)
+    return found
+
+
 def sh_blocks(markdown: str, section: str) -> list[str]:
     """The `sh` code blocks of one section (its heading line, `## ...` or deeper), in order, up
-    to the next heading of its level or above outside a code block (a `# comment` in one is no
-    heading)."""
+    to the next heading of its level or above."""
     return code_blocks(markdown, section, "sh")
 
 
 def code_blocks(markdown: str, section: str, language: str) -> list[str]:
     """The code blocks of that language in one section, as sh_blocks finds them."""
-    level = len(section) - len(section.lstrip("#"))
-    lines = markdown.splitlines(keepends=True)
-    start = lines.index(f"{section}\n")
-    body: list[str] = []
-    fenced = False
-    for line in lines[start + 1 :]:
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and re.match(rf"#{{1,{level}}} ", line):
+
+    def level(heading: str) -> int:
+        return len(heading) - len(heading.lstrip("#"))
+
+    parts = sections(markdown)
+    start = [heading for heading, _ in parts].index(section)
+    body = parts[start][1]
+    for heading, text in parts[start + 1 :]:
+        if level(heading) <= level(section):
             break
-        body.append(line)
+        body += heading + "\n" + text
     # A block inside a list item is indented as the item's text.
-    blocks = re.findall(
-        rf"^( *)```{re.escape(language)}\n(.*?)^\1```", "".join(body), flags=re.M | re.S
-    )
+    blocks = re.findall(rf"^( *)```{re.escape(language)}\n(.*?)^\1```", body, flags=re.M | re.S)
     return [
         "".join(line.removeprefix(indent) for line in block.splitlines(keepends=True))
         for indent, block in blocks

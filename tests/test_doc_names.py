@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from function import metrics
+from harness.doc_commands import sections
 from harness.e2e.operability import CROSSPLANE_CORE_SERIES
 from harness.promql import metered_function, series_names
 
@@ -52,28 +53,12 @@ CONFIGURATION_INSTALL = functions_created("configurations.yaml")
 HAND_INSTALL = functions_created("function.yaml")
 
 
-def sections(page: Path) -> list[tuple[str, str]]:
-    """The page as (heading, text) pairs, a heading line opening each; the text before the
-    first heading under ''. Headings inside code blocks are not headings."""
-    found: list[tuple[str, str]] = [("", "")]
-    fenced = False
-    for line in page.read_text().splitlines(keepends=True):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        if not fenced and re.match(r"#{1,6} ", line):
-            found.append((line.strip(), ""))
-        else:
-            heading, text = found[-1]
-            found[-1] = (heading, text + line)
-    return found
-
-
 def named_functions() -> list[tuple[str, str, str]]:
     """(page, section, Function name) of every command in the docs that names a Function."""
     return [
         (page.name, heading, match.group(1))
         for page in PAGES
-        for heading, text in sections(page)
+        for heading, text in sections(page.read_text())
         for match in FUNCTION_COMMAND.finditer(text)
     ]
 

@@ -49,13 +49,8 @@ def prose(text: str) -> list[str]:
 
 
 def anchors(page: Path) -> set[str]:
-    found, fenced = set(), False
-    for line in page.read_text().splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced and re.match(r"#{1,6} ", line):
-            found.add(slug(line.lstrip("#")))
-    return found
+    headings = doc_commands.sections(page.read_text())
+    return {slug(heading.lstrip("#")) for heading, _ in headings if heading}
 
 
 def relative_links(page: Path) -> list[str]:
