@@ -113,11 +113,7 @@ def coreweave(folder: ExampleSet) -> None:
         extra = {"targetNodes": growth[key]} if key in growth else {}
         world.ready(key, atProvider=live(world, key, **extra))
     world.ready("shared-vast-observer", atProvider={"manifest": SHARED_VAST})
-    for key in (
-        "kubeconfig",
-        "kubernetes-providerconfig",
-        "usage-kubeconfig-by-providerconfig",
-    ):
+    for key in ("kubeconfig", "kubernetes-providerconfig", "usage-kubeconfig-by-providerconfig"):
         world.report(key)
     # The pools exist: the StorageClass clone and the autoscaled pools' settings Objects join.
     world.reconcile()
@@ -132,10 +128,7 @@ def coreweave(folder: ExampleSet) -> None:
             f"autoscaled-{key}", atProvider=live(world, f"autoscaled-{key}", targetNodes=count)
         )
     world.observed["kubeconfig"].pop("status", None)  # Secrets have no status; they exist.
-    for key in (
-        "kubernetes-providerconfig",
-        "usage-kubeconfig-by-providerconfig",
-    ):
+    for key in ("kubernetes-providerconfig", "usage-kubeconfig-by-providerconfig"):
         world.observed[key]["status"] = {}
     grew = ", ".join(f"{k.removeprefix('nodepool-')} to {n}" for k, n in growth.items())
     write(
@@ -216,9 +209,7 @@ def civo(folder: ExampleSet) -> None:
 
     cluster_status = world.observed["civo-cluster"]["status"]["atProvider"]
     world.ready(
-        "civo-cluster",
-        ready=False,
-        atProvider={"id": cluster_status["id"], "status": "UPGRADING"},
+        "civo-cluster", ready=False, atProvider={"id": cluster_status["id"], "status": "UPGRADING"}
     )
     write(folder, "ready-flap", world.observed, "fault: the cluster lost Ready during an upgrade.")
 

@@ -18,7 +18,6 @@ import difflib
 import functools
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from harness.e2e.binaries import versions
 from harness.example_sets import STAGES, ExampleSet, example_sets
+from harness.fixtures import free_port, listening
 from harness.required_tools import required
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +42,7 @@ COMPOSITIONS = {
 CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane:v2.2.4"
 # Kinds Kubernetes itself serves; beta validate has no schema for them and says so.
 CORE_KINDS = {"/v1, Kind=Secret", "apiextensions.k8s.io/v1, Kind=CustomResourceDefinition"}
+NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
 
 
 def find_crank() -> str | None:
@@ -51,15 +52,6 @@ def find_crank() -> str | None:
     gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True, check=False)
     candidate = Path(gopath.stdout.strip() or Path.home() / "go") / "bin" / "crank"
     return str(candidate) if candidate.exists() else None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
 
 
 @contextlib.contextmanager
@@ -74,16 +66,13 @@ def function_server() -> Iterator[int]:
     )
     try:
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
+        while not listening("127.0.0.1", port):
             if process.poll() is not None:
-                raise SystemExit(
-                    f"function exited early: {process.stderr.read().decode() if process.stderr else ''}"
-                )
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
+                stderr = process.stderr.read().decode() if process.stderr else ""
+                raise SystemExit(f"function exited early: {stderr}")
+            if time.monotonic() > deadline:
+                raise SystemExit("function did not start listening within 15s")
             time.sleep(0.05)
-        else:
-            raise SystemExit("function did not start listening within 15s")
         yield port
     finally:
         process.terminate()

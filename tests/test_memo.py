@@ -176,10 +176,7 @@ CASES = [
     ("kind", "change", "memoised"), CASES, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(CASES)]
 )
 def test_memo_answers_only_what_a_fresh_composition_would(
-    counted: dict[str, Counting],
-    kind: str,
-    change: Callable[[Inputs], None],
-    memoised: bool,
+    counted: dict[str, Counting], kind: str, change: Callable[[Inputs], None], memoised: bool
 ) -> None:
     inputs = CONVERGED[kind]()
     first = request(*inputs)
@@ -192,9 +189,7 @@ def test_memo_answers_only_what_a_fresh_composition_would(
     assert memo_answer == composed_afresh(second)
 
 
-def test_memo_leaves_keys_an_earlier_step_composed_to_write(
-    counted: dict[str, Counting],
-) -> None:
+def test_memo_leaves_keys_an_earlier_step_composed_to_write(counted: dict[str, Counting]) -> None:
     """An earlier pipeline step's object under one of our keys is merged field by field, as
     write() does, never replaced by recorded bytes."""
     req = request(*converged_coreweave())

@@ -17,12 +17,7 @@ from google.protobuf import struct_pb2 as structpb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from function.memo.memo import (
-    RECORDED_READERS,
-    UNRECORDED_MEMBERS,
-    Recorder,
-    RecordingView,
-)
+from function.memo.memo import RECORDED_READERS, UNRECORDED_MEMBERS, Recorder, RecordingView
 from function.memo.replay import Sources, compile_reads
 from function.shared import observed
 from function.shared.observed import View
