@@ -160,24 +160,17 @@ def _reason_literals(trees: list[ast.Module]) -> list[str]:
     """Every string the package binds to something called `reason`: a variable, a keyword
     argument or a dataclass field default."""
     found = []
-    for tree in trees:
-        for node in ast.walk(tree):
-            value: ast.expr | None = None
-            if (
-                (
-                    isinstance(node, ast.Assign)
-                    and any(isinstance(t, ast.Name) and t.id == "reason" for t in node.targets)
-                )
-                or (
-                    isinstance(node, ast.AnnAssign)
-                    and isinstance(node.target, ast.Name)
-                    and node.target.id == "reason"
-                )
-                or (isinstance(node, ast.keyword) and node.arg == "reason")
-            ):
-                value = node.value
-            if value is not None:
-                found += _literals(value) or []
+    for node in (node for tree in trees for node in ast.walk(tree)):
+        if isinstance(node, ast.Assign):
+            names = [target.id for target in node.targets if isinstance(target, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names = [node.target.id]
+        elif isinstance(node, ast.keyword):
+            names = [node.arg or ""]
+        else:
+            continue
+        if "reason" in names and node.value is not None:
+            found += _literals(node.value) or []
     return found
 
 

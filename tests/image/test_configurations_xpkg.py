@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from hack.configurations import CLOUDS, Cloud, load, packaged_composition
 from tests.image.conftest import BUILD, ROOT, read_docker_archive
-from tests.image.test_xpkg import check_package_layers
+from tests.image.test_xpkg import check_package_layers, documents
 
 
 def built(cloud: Cloud) -> Path:
@@ -33,10 +32,8 @@ def expected_objects(cloud: Cloud) -> list[dict[str, Any]]:
 
 
 def expected_examples(cloud: Cloud) -> list[dict[str, Any]]:
-    files = [
-        f for set_ in cloud.examples for f in sorted((ROOT / "examples" / set_).rglob("*.yaml"))
-    ]
-    return [doc for f in files for doc in yaml.safe_load_all(f.read_text()) if doc]
+    folders = [ROOT / "examples" / example for example in cloud.examples]
+    return documents([f for folder in folders for f in sorted(folder.rglob("*.yaml"))])
 
 
 @pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)

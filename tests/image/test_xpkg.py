@@ -43,21 +43,20 @@ def layer_files(compressed: bytes) -> dict[str, bytes]:
         return files
 
 
-def expected_package_objects() -> list[dict[str, Any]]:
-    files = [PACKAGE / "crossplane.yaml", *sorted(PACKAGE.glob("input/*.yaml"))]
+def documents(files: list[Path]) -> list[dict[str, Any]]:
     return [doc for f in files for doc in yaml.safe_load_all(f.read_text()) if doc]
 
 
-def by_kind_and_name(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(objects, key=lambda o: (o["kind"], o["metadata"]["name"]))
+def expected_package_objects() -> list[dict[str, Any]]:
+    return documents([PACKAGE / "crossplane.yaml", *sorted(PACKAGE.glob("input/*.yaml"))])
 
 
 def expected_examples() -> list[dict[str, Any]]:
-    files = sorted(EXAMPLES.rglob("*.yaml"))
-    return [doc for f in files for doc in yaml.safe_load_all(f.read_text()) if doc]
+    return documents(sorted(EXAMPLES.rglob("*.yaml")))
 
 
-def by_kind_namespace_and_name(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def in_order(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The objects sorted by what names them, so that two lists compare as sets of objects."""
     return sorted(
         objects,
         key=lambda o: (
@@ -91,12 +90,12 @@ def check_package_layers(
         for d in yaml.safe_load_all(files["package.yaml"])
         if d
     ]
-    assert by_kind_and_name(packaged) == by_kind_and_name(objects)
+    assert in_order(packaged) == in_order(objects)
     examples = layer_files(examples_layer)
     assert list(examples) == [EXAMPLES_FILE]
     # The examples as written (crank concatenates the files).
     shipped = [d for d in yaml.safe_load_all(examples[EXAMPLES_FILE]) if d]
-    assert by_kind_namespace_and_name(shipped) == by_kind_namespace_and_name(examples_written)
+    assert in_order(shipped) == in_order(examples_written)
 
 
 def test_xpkg_is_the_runtime_image_plus_the_package_and_examples_layers(
