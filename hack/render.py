@@ -204,12 +204,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp_name, function_server() as port:
         tmp = Path(tmp_name)
         for example in example_sets():
-            cloud = example.name
             for stage in STAGES:
+                name = f"{example.name}/{stage}"
                 output = render(crank, example, stage, port, tmp, results=True)
                 target = example.rendered(stage)
-                target.parent.mkdir(parents=True, exist_ok=True)
                 if args.write:
+                    target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_text(output)
                     print(f"wrote {target.relative_to(ROOT)}")
                     continue
@@ -220,27 +220,22 @@ def main() -> int:
                         difflib.unified_diff(
                             committed.splitlines(keepends=True),
                             output.splitlines(keepends=True),
-                            f"committed/{cloud}/{stage}.yaml",
-                            f"rendered/{cloud}/{stage}.yaml",
+                            f"committed/{name}.yaml",
+                            f"rendered/{name}.yaml",
                         )
                     )
-                    failures.append(
-                        f"{cloud}/{stage}: rendered output differs (run `make render`):\n{diff}"
-                    )
+                    failures.append(f"{name}: rendered output differs (run `make render`):\n{diff}")
                 if not can_validate:
-                    print(f"{cloud}/{stage}: rendered output {verdict}")
+                    print(f"{name}: rendered output {verdict}")
                     continue
-                plain = tmp / f"{cloud}-{stage}.yaml"
+                plain = tmp / f"{example.name}-{stage}.yaml"
                 plain.write_text(render(crank, example, stage, port, tmp, results=False))
                 # The observed stage is validated too: fixtures must look like real objects.
                 observed = example.observed(stage)
-                problems = validate(
-                    crank, [plain, *([observed] if has_documents(observed) else [])], tmp
-                )
-                failures += [f"{cloud}/{stage}: {p}" for p in problems]
-                print(
-                    f"{cloud}/{stage}: rendered output {verdict}; validate: {len(problems)} problems"
-                )
+                documents = [plain, *([observed] if has_documents(observed) else [])]
+                problems = validate(crank, documents, tmp)
+                failures += [f"{name}: {p}" for p in problems]
+                print(f"{name}: rendered output {verdict}; validate: {len(problems)} problems")
         if args.check and can_validate:
             packaged = [*sorted((ROOT / "apis").glob("*/*.yaml")), ROOT / "package" / "input"]
             problems = validate(crank, packaged, tmp)

@@ -21,7 +21,7 @@ import yaml
 
 from function.civo.autoscaler import RELEASE_FOR_MINOR
 from harness.e2e.binaries import helm
-from harness.example_sets import STAGES, example_set, example_sets
+from harness.example_sets import STAGES, ExampleSet, example_sets
 from harness.pinned_chart import CHARTS, chart_archive
 from tests import autoscaler_expected as expect
 from tests.autoscaler_expected import CHART_IMAGE
@@ -33,7 +33,7 @@ def documents(path: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
 
-def stages_with_release() -> list[tuple[str, str, dict[str, Any]]]:
+def stages_with_release() -> list[tuple[ExampleSet, str, dict[str, Any]]]:
     """(example set, stage, Release) of every committed render that composes the Release."""
     found = []
     for example in example_sets():
@@ -41,7 +41,7 @@ def stages_with_release() -> list[tuple[str, str, dict[str, Any]]]:
             rendered = example.rendered(stage)
             for doc in documents(rendered) if rendered.is_file() else []:
                 if (doc.get("apiVersion"), doc.get("kind")) == RELEASE_KIND:
-                    found.append((example.name, stage, doc))
+                    found.append((example, stage, doc))
     return found
 
 
@@ -55,28 +55,25 @@ def chart_or_skip(release: dict[str, Any]) -> Path:
     return archive
 
 
-def expected_args(example: str, stage: str, archive: Path) -> list[str]:
+def expected_args(example: ExampleSet, stage: str, archive: Path) -> list[str]:
     """The autoscaler's command line the chart must render for this stage."""
-    xr = yaml.safe_load(example_set(example).xr.read_text())
-    observed = documents(example_set(example).observed(stage))
-    ids = {
-        d["metadata"]["annotations"]["crossplane.io/composition-resource-name"]: d["status"][
-            "atProvider"
-        ]["id"]
-        for d in observed
-        if d["kind"] == "NodePool" and d.get("status", {}).get("atProvider", {}).get("id")
-    }
-    pool_ids = {key.removeprefix("nodepool-"): pool_id for key, pool_id in ids.items()}
+    xr = yaml.safe_load(example.xr.read_text())
+    pool_ids: dict[str, str] = {}
+    for pool in documents(example.observed(stage)):
+        pool_id = pool.get("status", {}).get("atProvider", {}).get("id")
+        if pool["kind"] == "NodePool" and pool_id:
+            key = pool["metadata"]["annotations"]["crossplane.io/composition-resource-name"]
+            pool_ids[key.removeprefix("nodepool-")] = pool_id
     return expect.command(xr["spec"]["nodePools"], pool_ids, archive)
 
 
-def expected_image(example: str, stage: str) -> str:
+def expected_image(example: ExampleSet, stage: str) -> str:
     """The release for the cluster's minor: the version Civo reports, else the XR's
     spec.kubernetesVersion; with neither (a status that lost it in a Ready flap, and no version
     asked for), the image the observed Release runs: a flap must not redeploy the autoscaler."""
-    observed = documents(example_set(example).observed(stage))
+    observed = documents(example.observed(stage))
     cluster = next(d for d in observed if d["kind"] == "Cluster")
-    xr = yaml.safe_load(example_set(example).xr.read_text())
+    xr = yaml.safe_load(example.xr.read_text())
     reported = cluster["status"]["atProvider"].get("kubernetesVersion")
     wanted = expect.image(reported or xr["spec"].get("kubernetesVersion"))
     if wanted is not None:
@@ -107,7 +104,7 @@ RELEASES = stages_with_release()
 def test_the_committed_renders_compose_the_release() -> None:
     # Every Civo example converges with an autoscaled pool: its converged and ready-flap
     # stages compose the Release. Fewer means this check silently covers less.
-    assert [(example, stage) for example, stage, _ in RELEASES] == [
+    assert [(example.name, stage) for example, stage, _ in RELEASES] == [
         ("civo", "converged"),
         ("civo", "ready-flap"),
         ("civo-api-reference", "converged"),
@@ -118,10 +115,10 @@ def test_the_committed_renders_compose_the_release() -> None:
 @pytest.mark.parametrize(
     ("example", "stage", "release"),
     RELEASES,
-    ids=[f"{example}/{stage}" for example, stage, _ in RELEASES],
+    ids=[f"{example.name}/{stage}" for example, stage, _ in RELEASES],
 )
 def test_the_chart_renders_the_autoscaler_the_function_means(
-    example: str, stage: str, release: dict[str, Any], tmp_path: Path
+    example: ExampleSet, stage: str, release: dict[str, Any], tmp_path: Path
 ) -> None:
     archive = chart_or_skip(release)
     rendered = render(release, archive, tmp_path)
