@@ -44,3 +44,12 @@ def metered_function(monkeypatch: pytest.MonkeyPatch) -> metrics.Metrics:
     monkeypatch.setitem(runner.CORES, (civo_xr()["apiVersion"], "CivoCluster"), broken)
     served.reply(request(civo_xr()))
     return counted
+
+
+def exported_labels(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str]]:
+    """The label names of every series the metered function serves, by series."""
+    labels: dict[str, set[str]] = {}
+    for family in metered_function(monkeypatch).registry.collect():
+        for sample in family.samples:
+            labels.setdefault(sample.name, set()).update(sample.labels)
+    return labels

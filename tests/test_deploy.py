@@ -14,7 +14,7 @@ import yaml
 from function import addresses, health, metrics
 from hack.configurations import HAND_INSTALLED_FUNCTION, packaged_function_name
 from harness.e2e.operability import CROSSPLANE_CORE_SERIES
-from harness.promql import metered_function, series_names
+from harness.promql import exported_labels, series_names
 
 ROOT = Path(__file__).resolve().parents[1]
 # The ports the function serves by default: the runtime config relies on them, sets no flag.
@@ -118,14 +118,6 @@ def test_series_names_of_an_expression(expr: str, names: set[str]) -> None:
     assert series_names(expr) == names
 
 
-def exported_by_the_function(monkeypatch: pytest.MonkeyPatch) -> set[str]:
-    return {
-        s.name
-        for family in metered_function(monkeypatch).registry.collect()
-        for s in family.samples
-    }
-
-
 def test_every_alert_reads_only_series_the_function_or_crossplane_exports(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -137,7 +129,7 @@ def test_every_alert_reads_only_series_the_function_or_crossplane_exports(
         "InferenceClustersReplicaDown",
         "InferenceClustersCallsFailing",
     ]
-    exported = exported_by_the_function(monkeypatch) | CROSSPLANE_CORE_SERIES
+    exported = set(exported_labels(monkeypatch)) | CROSSPLANE_CORE_SERIES
     used = {name for rule in rules for name in series_names(rule["expr"])}
     assert used - exported == set()
     # Each alert reads at least one of the function's own series or Crossplane's about it.
