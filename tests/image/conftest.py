@@ -65,20 +65,23 @@ class Image:
         return dict(item.split("=", 1) for item in self.config["config"]["Env"])
 
 
+def built(path: Path, target: str) -> Path:
+    """A build artifact; the test skips, naming the make target, without it."""
+    if not path.exists():
+        pytest.skip(
+            f"{path.relative_to(ROOT)} not found: run `make {target}` (or `make image-test`)"
+        )
+    return path
+
+
 @pytest.fixture(scope="session")
 def image_tar() -> Path:
-    if not IMAGE_TAR.exists():
-        pytest.skip(
-            f"{IMAGE_TAR.relative_to(ROOT)} not found: run `make image` (or `make image-test`)"
-        )
-    return IMAGE_TAR
+    return built(IMAGE_TAR, "image")
 
 
 @pytest.fixture(scope="session")
 def xpkg() -> Path:
-    if not XPKG.exists():
-        pytest.skip(f"{XPKG.relative_to(ROOT)} not found: run `make xpkg` (or `make image-test`)")
-    return XPKG
+    return built(XPKG, "xpkg")
 
 
 @pytest.fixture(scope="session")

@@ -5,21 +5,13 @@ its io.crossplane.xpkg label, and nothing else."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hack.configurations import CLOUDS, Cloud, load, packaged_composition
-from tests.image.conftest import BUILD, ROOT, read_docker_archive
+from tests.image.conftest import BUILD, ROOT, built, read_docker_archive
 from tests.image.test_xpkg import check_package_layers, documents
-
-
-def built(cloud: Cloud) -> Path:
-    path = BUILD / cloud.package_file
-    if not path.exists():
-        pytest.skip(f"{path.relative_to(ROOT)} not found: run `make xpkg` (or `make image-test`)")
-    return path
 
 
 def expected_objects(cloud: Cloud) -> list[dict[str, Any]]:
@@ -38,7 +30,7 @@ def expected_examples(cloud: Cloud) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
 def test_configuration_package_holds_its_api_and_examples_only(cloud: Cloud) -> None:
-    xpkg = built(cloud)
+    xpkg = built(BUILD / cloud.package_file, "xpkg")
     _, config, layers = read_docker_archive(xpkg)
     assert len(layers) == 2, "a Configuration has no runtime image"
     check_package_layers(xpkg, layers, config, expected_objects(cloud), expected_examples(cloud))
