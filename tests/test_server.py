@@ -162,6 +162,7 @@ GRPC_BIND_FAILURE = (
             f"function: cannot serve health probes on {{address}}: {GRPC_BIND_FAILURE}",
         ),
     ],
+    ids=["address", "metrics-address", "health-address"],
 )
 def test_exits_nonzero_when_an_address_is_taken(flag: str, message: str) -> None:
     with socket.socket() as taken:
