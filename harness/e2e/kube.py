@@ -1,8 +1,8 @@
 """A small Kubernetes API client over HTTPS with the admin client certificate.
 
 Only what the e2e suite needs: get, list, create, server-side apply, merge patches (of the
-object or its status), delete, a strict server-side dry run, and a watch stream. Everything is
-plain JSON over `http.client`, so the suite sees exactly what the API server says.
+object or its status), delete, and a watch stream. Everything is plain JSON over
+`http.client`, so the suite sees exactly what the API server says.
 
 Why not a client library (lightkube 1.0.1 and kubernetes 37 were read for this, stop 33): the
 suite needs raw answers more than a typed client. lightkube has no `fieldValidation=Strict`,
@@ -191,14 +191,6 @@ class Kube:
                 return False
             raise
         return True
-
-    def dry_run_create(self, kind: Kind, obj: dict[str, Any]) -> None:
-        """Server-side dry-run create: the API server validates (schema, CEL, and unknown fields,
-        which it would otherwise prune silently) and stores nothing."""
-        namespace = obj["metadata"].get("namespace")
-        self.request(
-            "POST", kind.path(namespace), obj, query={"dryRun": "All", "fieldValidation": "Strict"}
-        )
 
     def watch(
         self, kind: Kind, stop: threading.Event, resource_version: str = ""
