@@ -33,7 +33,16 @@ from . import kinds
 from .binaries import provider_kubernetes, release_order, rows, versions
 from .controlplane import ControlPlane
 from .kube import Kind, is_true, wait_for
-from .runtime import report_runtime_status, runtime_healthy, write_tls_secret
+from .runtime import (
+    FUNCTION_NAME,
+    INSTALL_SECONDS,
+    MAKE_XPKG_OUTPUT,
+    build_xpkg,
+    push,
+    report_runtime_status,
+    runtime_healthy,
+    write_tls_secret,
+)
 
 # The public registry prefixes the Configuration packages name, each mirrored in the suite's
 # registry under the same path: the function's (examples/configurations.yaml has users rewrite
@@ -156,29 +165,7 @@ def build_provider(plane: ControlPlane, provider: ProviderPackage) -> Path:
         for crd in sorted(folder.glob("*.yaml")):
             shutil.copy(crd, stage / "crds" / crd.name)
     output = plane.work / "packages" / f"{provider.name}-{provider.version}.xpkg"
-    _crank(
-        plane,
-        "xpkg-build-" + provider.name,
-        [
-            "xpkg",
-            "build",
-            f"--package-root={stage}",
-            f"--examples-root={stage / 'examples'}",
-            f"--package-file={output}",
-        ],
-    )
-    return output
-
-
-def push(plane: ControlPlane, package: Path, reference: str) -> str:
-    _crank(plane, "xpkg-push", ["xpkg", "push", f"--package-files={package}", reference])
-    return reference
-
-
-def _crank(plane: ControlPlane, name: str, args: list[str]) -> None:
-    result = plane.processes.run(f"crank-{name}", [str(plane.binaries.crank), *args])
-    if result.returncode != 0:
-        raise RuntimeError(f"crank {' '.join(args[:2])} failed:\n{result.stdout}{result.stderr}")
+    return build_xpkg(plane, f"xpkg-build-{provider.name}", stage, stage / "examples", output)
 
 
 def mirror_public_registries(plane: ControlPlane, prefixes: tuple[str, ...]) -> None:
@@ -230,9 +217,6 @@ USER_APPLIED = {
     "Configuration": kinds.CONFIGURATION,
 }
 PACKAGE_KINDS = ("Function", "Provider", "Configuration")
-# Pulling and establishing seven packages from a local registry takes seconds; this is for a
-# slow, shared VM.
-INSTALL_SECONDS = 300
 
 
 # The XRDs (and XR CRDs and Compositions) the Configurations install, by name.
@@ -256,7 +240,7 @@ def configuration_file(repo: Path, cloud: str) -> Path:
 
 
 def function_file(repo: Path) -> Path:
-    return repo / "build" / "function-inference-clusters.xpkg"
+    return repo / MAKE_XPKG_OUTPUT
 
 
 def serve_providers(plane: ControlPlane, shared_crds: Path) -> None:
@@ -322,11 +306,7 @@ def install_configurations(
     Packages installed before (a Function installed by hand) are left as they are."""
     serve_providers(plane, shared_crds)
     port = plane.registry_port
-    push(
-        plane,
-        function_file(repo),
-        f"127.0.0.1:{port}/modelplane/function-inference-clusters:{version}",
-    )
+    push(plane, function_file(repo), f"127.0.0.1:{port}/modelplane/{FUNCTION_NAME}:{version}")
     for cloud in CONFIGURATION_CLOUDS:
         push(plane, configuration_file(repo, cloud), configuration_reference(port, cloud, version))
     mirror_public_registries(plane, (FUNCTION_PREFIX,))

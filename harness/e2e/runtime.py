@@ -47,6 +47,27 @@ REPLICAS_HOST = "fic-function.e2e.test"
 INSTALL_SECONDS = 300
 
 
+def crank(plane: ControlPlane, step: str, args: list[str]) -> None:
+    """Runs the crossplane CLI (crank), logged as `crank-<step>`; fails with its output."""
+    result = plane.processes.run(f"crank-{step}", [str(plane.binaries.crank), *args])
+    if result.returncode != 0:
+        raise RuntimeError(f"crank {' '.join(args[:2])} failed:\n{result.stdout}{result.stderr}")
+
+
+def build_xpkg(plane: ControlPlane, step: str, root: Path, examples: Path, output: Path) -> Path:
+    """A package of `root` (crossplane.yaml and its objects), `examples` packed as a layer of
+    its own, as `crossplane xpkg build` packs it for users (release 0.1.0 has no examples/ and
+    gets no such layer)."""
+    args = ["xpkg", "build", f"--package-root={root}", f"--examples-root={examples}"]
+    crank(plane, step, [*args, f"--package-file={output}"])
+    return output
+
+
+def push(plane: ControlPlane, package: Path, reference: str) -> str:
+    crank(plane, "xpkg-push", ["xpkg", "push", f"--package-files={package}", reference])
+    return reference
+
+
 def build_package(plane: ControlPlane, repo: Path, reuse_make_output: bool = True) -> Path:
     """The package to install: `make xpkg`'s output if it exists (and `reuse_make_output`), else
     built here from package/, without the runtime image (the suite runs the function itself),
@@ -55,23 +76,7 @@ def build_package(plane: ControlPlane, repo: Path, reuse_make_output: bool = Tru
     if built.exists() and reuse_make_output:
         return built
     output = plane.work / f"{FUNCTION_NAME}.xpkg"
-    # With examples/ packed as a layer of its own, as `crossplane xpkg build` packs it for users
-    # (release 0.1.0 has no examples/ and gets no such layer).
-    examples = repo / "examples"
-    result = plane.processes.run(
-        "crank-xpkg-build",
-        [
-            str(plane.binaries.crank),
-            "xpkg",
-            "build",
-            f"--package-root={repo / 'package'}",
-            f"--examples-root={examples}",
-            f"--package-file={output}",
-        ],
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"crank xpkg build failed:\n{result.stdout}{result.stderr}")
-    return output
+    return build_xpkg(plane, "xpkg-build", repo / "package", repo / "examples", output)
 
 
 def package_version() -> str:
@@ -86,14 +91,7 @@ def push_package(plane: ControlPlane, package: Path, version: str | None = None)
     # A loopback IP, not localhost: the Function CRD wants a dotted registry host, and crank and
     # Crossplane speak plain http to loopback registries.
     tag = f"v{version or package_version()}"
-    reference = f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_NAME}:{tag}"
-    result = plane.processes.run(
-        "crank-xpkg-push",
-        [str(plane.binaries.crank), "xpkg", "push", f"--package-files={package}", reference],
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"crank xpkg push failed:\n{result.stdout}{result.stderr}")
-    return reference
+    return push(plane, package, f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_NAME}:{tag}")
 
 
 def write_tls_secret(

@@ -43,16 +43,14 @@ from harness.e2e.binaries import REPO
 from harness.e2e.kube import condition, is_true, wait_for
 from harness.e2e.packages import (
     API_NAMES,
-    INSTALL_SECONDS,
     brought_by_configurations,
     configuration_reference,
     identities,
     install_configurations,
-    push,
     report_package_runtimes,
 )
 from harness.e2e.pair import NAMESPACE, Pair, differences
-from harness.e2e.runtime import build_package, package_version
+from harness.e2e.runtime import INSTALL_SECONDS, build_package, package_version, push
 from harness.e2e.stages import CONVERGE_SECONDS, delete_xr
 from harness.e2e.suite import SHARED_CRDS, Suite
 from harness.e2e.user_cli import run_as_user, user_environment
