@@ -22,6 +22,7 @@ COREWEAVE_CONFIG = "coreweave"
 CIVO_CONFIG = "civo"
 # The Secret the CoreWeave ProviderConfig reads the org token from.
 CREDENTIALS_SECRET = "coreweave-credentials"
+CIVO_CREDENTIALS_SECRET = "civo-credentials"
 # CRDs and XRDs establish in a second or two; generous for a loaded machine.
 ESTABLISH_SECONDS = 120
 MANIFESTS = Path(__file__).resolve().parent / "manifests"
@@ -87,55 +88,33 @@ def mirrored(composition: dict[str, Any], chart_repository: str) -> dict[str, An
 
 
 def install_required_objects(plane: ControlPlane) -> None:
+    """The XRs' namespace, and each cloud's ClusterProviderConfig reading its credentials
+    Secret."""
     api = plane.api
     api.apply(kinds.NAMESPACE, {"metadata": {"name": XR_NAMESPACE}})
-    api.apply(
-        kinds.SECRET,
-        {
-            "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
-            "data": {"credentials": _b64(json.dumps({"token": plane.org_token}))},
-        },
-    )
-    api.apply(
-        kinds.COREWEAVE_PROVIDER_CONFIG,
-        {
-            "metadata": {"name": COREWEAVE_CONFIG},
-            "spec": {
-                "credentials": {
-                    "source": "Secret",
-                    "secretRef": {
-                        "name": CREDENTIALS_SECRET,
-                        "namespace": CROSSPLANE_NAMESPACE,
-                        "key": "credentials",
-                    },
-                }
+    for kind, name, secret, token in (
+        (kinds.COREWEAVE_PROVIDER_CONFIG, COREWEAVE_CONFIG, CREDENTIALS_SECRET, plane.org_token),
+        (kinds.CIVO_PROVIDER_CONFIG, CIVO_CONFIG, CIVO_CREDENTIALS_SECRET, "civo-fake-token"),
+    ):
+        write_credentials(plane, secret, token)
+        ref = {"name": secret, "namespace": CROSSPLANE_NAMESPACE, "key": "credentials"}
+        api.apply(
+            kind,
+            {
+                "metadata": {"name": name},
+                "spec": {"credentials": {"source": "Secret", "secretRef": ref}},
             },
-        },
-    )
-    api.apply(
-        kinds.SECRET,
-        {
-            "metadata": {"name": "civo-credentials", "namespace": CROSSPLANE_NAMESPACE},
-            "data": {"credentials": _b64(json.dumps({"token": "civo-fake-token"}))},
-        },
-    )
-    api.apply(
-        kinds.CIVO_PROVIDER_CONFIG,
-        {
-            "metadata": {"name": CIVO_CONFIG},
-            "spec": {
-                "credentials": {
-                    "source": "Secret",
-                    "secretRef": {
-                        "name": "civo-credentials",
-                        "namespace": CROSSPLANE_NAMESPACE,
-                        "key": "credentials",
-                    },
-                }
-            },
-        },
-    )
+        )
 
 
-def _b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
+def write_credentials(plane: ControlPlane, secret: str, token: str) -> None:
+    """A cloud's credentials Secret as its provider reads it: `{"token": ...}` under
+    `credentials`."""
+    credentials = base64.b64encode(json.dumps({"token": token}).encode()).decode()
+    plane.api.apply(
+        kinds.SECRET,
+        {
+            "metadata": {"name": secret, "namespace": CROSSPLANE_NAMESPACE},
+            "data": {"credentials": credentials},
+        },
+    )

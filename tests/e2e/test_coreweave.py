@@ -7,10 +7,8 @@ the function wrote, into this same API server.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import copy
-import json
 import time
 from typing import Any
 
@@ -20,7 +18,7 @@ import yaml
 from harness.e2e import kinds
 from harness.e2e.controlplane import CROSSPLANE_NAMESPACE
 from harness.e2e.kube import ApiError, Kube, condition, is_true, wait_for
-from harness.e2e.scene import CREDENTIALS_SECRET
+from harness.e2e.scene import CREDENTIALS_SECRET, write_credentials
 from harness.e2e.stages import (
     CONVERGE_SECONDS,
     QUIET_SECONDS,
@@ -191,17 +189,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
             return str(written["users"][0]["user"]["token"])
 
         rotated_at = time.monotonic()
-        api.apply(
-            kinds.SECRET,
-            {
-                "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
-                "data": {
-                    "credentials": base64.b64encode(
-                        json.dumps({"token": rotated}).encode()
-                    ).decode()
-                },
-            },
-        )
+        write_credentials(suite.plane, CREDENTIALS_SECRET, rotated)
         wait_for(
             "the rotated org token in the kubeconfig Secret",
             lambda: kubeconfig_token() == rotated,
