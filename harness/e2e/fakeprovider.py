@@ -84,8 +84,8 @@ class FakeCloud:
     def __init__(self, api: Kube, clusters: WorkloadClusters) -> None:
         self.api = api
         self.clusters = clusters
-        self.held: set[str] = set()
-        self.flapped: set[tuple[str, str]] = set()
+        self.held: set[Kind] = set()
+        self.flapped: set[tuple[Kind, str]] = set()
         # Clusters deleted outside Crossplane, by cluster ID.
         self.deleted_outside: set[str] = set()
         self.errors: list[str] = []
@@ -101,20 +101,19 @@ class FakeCloud:
     def hold(self, kind: Kind) -> None:
         """Resources of this kind stay Creating (Ready=False) until `release`."""
         with self._lock:
-            self.held.add(kind.kind + "." + kind.api_version)
+            self.held.add(kind)
 
     def release(self, kind: Kind) -> None:
         with self._lock:
-            self.held.discard(kind.kind + "." + kind.api_version)
+            self.held.discard(kind)
 
     def flap(self, kind: Kind, name: str, unavailable: bool) -> None:
         """Reports one resource Unavailable (Ready=False) while `unavailable`, keeping atProvider."""
-        key = (kind.kind + "." + kind.api_version, name)
         with self._lock:
             if unavailable:
-                self.flapped.add(key)
+                self.flapped.add((kind, name))
             else:
-                self.flapped.discard(key)
+                self.flapped.discard((kind, name))
 
     def delete_outside_crossplane(self, cluster_id: str) -> None:
         """The cloud deletes a Civo or CKS cluster behind Crossplane's back (a user in the
@@ -170,30 +169,11 @@ class FakeCloud:
             if kind in WORKLOAD_KINDS and EXTERNAL_NAME in (meta.get("annotations") or {}):
                 self.clusters.delete(meta["annotations"][EXTERNAL_NAME])
             if MANAGED_FINALIZER in finalizers:
-                self.api.merge_patch(
-                    kind,
-                    name,
-                    {
-                        "metadata": {
-                            "resourceVersion": meta["resourceVersion"],
-                            "finalizers": [f for f in finalizers if f != MANAGED_FINALIZER],
-                        }
-                    },
-                    namespace,
-                )
+                kept = [f for f in finalizers if f != MANAGED_FINALIZER]
+                self._set_finalizers(kind, obj, kept)
             return
         if MANAGED_FINALIZER not in finalizers:
-            obj = self.api.merge_patch(
-                kind,
-                name,
-                {
-                    "metadata": {
-                        "resourceVersion": meta["resourceVersion"],
-                        "finalizers": [*finalizers, MANAGED_FINALIZER],
-                    }
-                },
-                namespace,
-            )
+            obj = self._set_finalizers(kind, obj, [*finalizers, MANAGED_FINALIZER])
         unresolved = self._resolve_references(kind, obj)
         if unresolved:
             self._write_status(kind, obj, {}, synced=(False, unresolved), ready=None)
@@ -206,10 +186,9 @@ class FakeCloud:
                 {"metadata": {"annotations": {EXTERNAL_NAME: external_id(obj)}}},
                 namespace,
             )
-        key = kind.kind + "." + kind.api_version
         with self._lock:
-            held = key in self.held
-            flapped = (key, name) in self.flapped
+            held = kind in self.held
+            flapped = (kind, name) in self.flapped
             gone = external_id(obj) in self.deleted_outside
         if gone:
             not_found = f"cannot observe external resource: {kind.kind} {external_id(obj)}: 404"
@@ -234,6 +213,14 @@ class FakeCloud:
         self._write_status(kind, obj, at_provider, synced=(True, ""), ready=ready)
         if workload is not None and kind == kinds.CIVO_CLUSTER:
             self._publish_connection_secret(obj, workload)
+
+    def _set_finalizers(
+        self, kind: Kind, obj: dict[str, Any], finalizers: list[str]
+    ) -> dict[str, Any]:
+        """Replaces the object's finalizers, failing (409) if it changed since it was read."""
+        meta = obj["metadata"]
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": finalizers}}
+        return self.api.merge_patch(kind, meta["name"], patch, meta["namespace"])
 
     def _resolve_references(self, kind: Kind, obj: dict[str, Any]) -> str:
         """Copies referenced external names into forProvider; returns what is still missing."""
