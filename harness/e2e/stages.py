@@ -139,6 +139,19 @@ def converged_idle_window(
         suite.notes.append(f"{name} on {suite.engine.label}: metrics counted {metered}, as logged")
 
 
+def wait_pool_gone(api: Kube, namespace: str, objects: list[str], inside: Kube, pool: str) -> None:
+    """Waits until a removed CKS pool's Objects are deleted (gone, not only deleting) and its
+    NodePool is gone from the cluster."""
+    wait_for(
+        f"pool {pool}'s Objects gone (deleted, not only deleting) and its NodePool too",
+        lambda: (
+            all(api.get(kinds.KUBERNETES_OBJECT, name, namespace) is None for name in objects)
+            and inside.get(kinds.CKS_NODEPOOL, pool) is None
+        ),
+        CONVERGE_SECONDS,
+    )
+
+
 # In-cluster objects every CoreWeaveCluster composes under fixed names: the system pool and the
 # StorageClass clone, in its own CKS cluster.
 COREWEAVE_FIXED_IN_CLUSTER = (

@@ -17,7 +17,7 @@ import yaml
 
 from harness.e2e import kinds
 from harness.e2e.kube import is_true, wait_for
-from harness.e2e.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_ready
+from harness.e2e.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_pool_gone, wait_ready
 from harness.e2e.suite import Suite
 from harness.e2e.xr import composed
 from harness.example_sets import example_set
@@ -143,14 +143,7 @@ def keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
         pool_objects.append(objects[f"autoscaled-nodepool-{pool_name}"].name)
         filler = {"name": "cpu", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": [filler]}}, namespace)
-        wait_for(
-            f"both Objects of {pool_name} and its CKS NodePool gone",
-            lambda: (
-                all(api.get(kinds.KUBERNETES_OBJECT, n, namespace) is None for n in pool_objects)
-                and inside.get(kinds.CKS_NODEPOOL, pool_name) is None
-            ),
-            CONVERGE_SECONDS,
-        )
+        wait_pool_gone(api, namespace, pool_objects, inside, pool_name)
     finally:
         delete_coreweave_xr(suite, name, namespace)
         suite.provider.restart(server_side_apply=True)

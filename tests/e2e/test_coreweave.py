@@ -26,6 +26,7 @@ from harness.e2e.stages import (
     delete_xr,
     get_xr,
     same_objects,
+    wait_pool_gone,
     wait_quiet,
     wait_ready,
 )
@@ -276,14 +277,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
             v.name for k, v in before.items() if k in pool_keys(set(before), removed)
         ]
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": kept_pools}}, namespace)
-        wait_for(
-            f"pool {removed}'s Objects gone (deleted, not only deleting) and its NodePool too",
-            lambda: (
-                all(api.get(kinds.KUBERNETES_OBJECT, n, namespace) is None for n in removed_objects)
-                and inside.get(kinds.CKS_NODEPOOL, removed) is None
-            ),
-            CONVERGE_SECONDS,
-        )
+        wait_pool_gone(api, namespace, removed_objects, inside, removed)
         after = now_composed()
         same_objects(
             {k: v for k, v in before.items() if k not in pool_keys(set(before), removed)}, after
@@ -383,14 +377,7 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
         answered_at = time.monotonic()
         suite.clusters.recover(cks.cluster_id)
         removed_object = before[f"nodepool-{removed}"].name
-        wait_for(
-            f"pool {removed}'s Object gone (deleted, not only deleting) and its NodePool too",
-            lambda: (
-                api.get(kinds.KUBERNETES_OBJECT, removed_object, namespace) is None
-                and cks.api.get(kinds.CKS_NODEPOOL, removed) is None
-            ),
-            CONVERGE_SECONDS,
-        )
+        wait_pool_gone(api, namespace, [removed_object], cks.api, removed)
         suite.notes.append(
             f"{name} on {suite.engine.label}: a pool removed during an outage was deleted "
             f"{time.monotonic() - answered_at:.1f} s after the cluster answered again"
