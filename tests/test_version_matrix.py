@@ -179,23 +179,17 @@ def _crossplane_line(second: float, controller: str, namespace: str, name: str) 
 
 
 def test_reconciles_are_read_from_crossplanes_debug_log(tmp_path: Path) -> None:
+    coreweave = "composite/coreweaveclusters.infrastructure.modelplane.ai"
+    civo = "composite/civoclusters.infrastructure.modelplane.ai"
     log = tmp_path / "crossplane.log"
     log.write_text(
         "\n".join(
             [
-                _crossplane_line(
-                    1, "composite/coreweaveclusters.infrastructure.modelplane.ai", "ml-team", "a"
-                ),
-                _crossplane_line(
-                    2, "composite/civoclusters.infrastructure.modelplane.ai", "ml-team", "a"
-                ),
-                _crossplane_line(
-                    3, "composite/coreweaveclusters.infrastructure.modelplane.ai", "other", "a"
-                ),
+                _crossplane_line(1, coreweave, "ml-team", "a"),
+                _crossplane_line(2, civo, "ml-team", "a"),
+                _crossplane_line(3, coreweave, "other", "a"),
                 _at(4).isoformat() + "\tDEBUG\tcrossplane\tSuccessfully composed resources\t{}",
-                _crossplane_line(
-                    5, "composite/coreweaveclusters.infrastructure.modelplane.ai", "ml-team", "a"
-                ),
+                _crossplane_line(5, coreweave, "ml-team", "a"),
             ]
         )
         + "\n"
