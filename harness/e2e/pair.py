@@ -9,10 +9,6 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from harness.example_sets import example_set
-
 from . import kinds
 from .calls import read_calls
 from .kube import Kind, Kube, WaitTimedOut, condition, wait_for
@@ -24,7 +20,7 @@ from .stages import (
     wait_quiet,
 )
 from .workload import KUBE_SYSTEM, helm_revisions
-from .xr import composed, external_name
+from .xr import composed, example_xr, external_name
 
 if TYPE_CHECKING:
     from .suite import Suite
@@ -51,14 +47,6 @@ class Member:
         return list(self.manifest["spec"]["nodePools"])
 
 
-def _manifest(example: str, name: str, pools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    manifest: dict[str, Any] = yaml.safe_load(example_set(example).xr.read_text())
-    manifest["metadata"]["name"] = name
-    if pools is not None:
-        manifest["spec"]["nodePools"] = pools
-    return manifest
-
-
 @dataclass
 class Pair:
     suite: Suite
@@ -83,12 +71,12 @@ class Pair:
             Member(
                 kinds.COREWEAVE_CLUSTER_XR,
                 kinds.COREWEAVE_COMPOSED,
-                _manifest("coreweave", f"{name}-east", coreweave_pools),
+                example_xr("coreweave", f"{name}-east", coreweave_pools),
             ),
             Member(
                 kinds.CIVO_CLUSTER_XR,
                 kinds.CIVO_COMPOSED,
-                _manifest("civo", f"{name}-lon", civo_pools),
+                example_xr("civo", f"{name}-lon", civo_pools),
             ),
         )
 

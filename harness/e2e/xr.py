@@ -6,6 +6,10 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
+from harness.example_sets import example_set
+
 from .kube import Kind, Kube, condition
 
 RESOURCE_NAME = "crossplane.io/composition-resource-name"
@@ -23,6 +27,19 @@ class Composed:
     deleting: bool
     # What the function composed: the spec, or a Secret's data.
     content: Any = None
+
+
+def example_xr(
+    example: str, name: str = "", pools: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The committed example XR of that set (examples/<set>/xr.yaml), named `name` and with
+    these pools where given."""
+    manifest: dict[str, Any] = yaml.safe_load(example_set(example).xr.read_text())
+    if name:
+        manifest["metadata"]["name"] = name
+    if pools is not None:
+        manifest["spec"]["nodePools"] = pools
+    return manifest
 
 
 def composed(api: Kube, xr: str, namespace: str, kinds: tuple[Kind, ...]) -> dict[str, Composed]:

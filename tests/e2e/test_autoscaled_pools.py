@@ -13,14 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from harness.e2e import kinds
 from harness.e2e.kube import is_true, wait_for
 from harness.e2e.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_pool_gone, wait_ready
 from harness.e2e.suite import Suite
-from harness.e2e.xr import composed
-from harness.example_sets import example_set
+from harness.e2e.xr import composed, example_xr
 
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 AUTOSCALER = "cks-cluster-autoscaler"
@@ -50,9 +48,7 @@ def test_autoscaled_pool_keeps_the_autoscalers_count_under_client_side_apply(sui
 def keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
     api = suite.plane.api
     mode = "ssa" if server_side_apply else "csa"
-    xr: dict[str, Any] = yaml.safe_load(example_set("coreweave").xr.read_text())
-    name, namespace = f"autoscale-{mode}", xr["metadata"]["namespace"]
-    pool_name = f"h100-{mode}"
+    name, pool_name = f"autoscale-{mode}", f"h100-{mode}"
     pool = {
         "name": pool_name,
         "role": "GPU",
@@ -62,8 +58,8 @@ def keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
         "maxNodeCount": 6,
         "gpu": {"acceleratorType": "nvidia-h100"},
     }
-    xr["metadata"]["name"] = name
-    xr["spec"]["nodePools"] = [pool]
+    xr = example_xr("coreweave", name, [pool])
+    namespace = xr["metadata"]["namespace"]
 
     def live() -> dict[str, Any]:
         found = suite.cks_cluster(namespace, name).api.get(kinds.CKS_NODEPOOL, pool_name)

@@ -14,7 +14,6 @@ import copy
 from typing import Any
 
 import pytest
-import yaml
 
 from harness.e2e import kinds
 from harness.e2e.kube import ApiError, wait_for
@@ -29,10 +28,8 @@ from harness.e2e.stages import (
 from harness.e2e.suite import Suite
 from harness.e2e.watchlog import format_churn
 from harness.e2e.workload import helm_releases
-from harness.e2e.xr import EXTERNAL_NAME, composed, external_name, reason
-from harness.example_sets import example_set
+from harness.e2e.xr import EXTERNAL_NAME, composed, example_xr, external_name, reason
 
-XR_FILE = example_set("civo").xr
 XR_KIND = kinds.CIVO_CLUSTER_XR
 COMPOSED = kinds.CIVO_COMPOSED
 CLOUD_KEYS = {
@@ -47,7 +44,7 @@ CLOUD_KEYS = {
 @pytest.mark.every_engine
 def test_civo_cluster_lifecycle(suite: Suite) -> None:
     api, cloud, log = suite.plane.api, suite.cloud, suite.log
-    xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
+    xr = example_xr("civo")
     name, namespace = xr["metadata"]["name"], xr["metadata"]["namespace"]
     pools = xr["spec"]["nodePools"]
     inline = next(p["name"] for p in pools if p.get("role") == "System")
@@ -183,9 +180,8 @@ def test_civo_cluster_deleted_while_its_cluster_does_not_answer(suite: Suite, ou
     the XR still finishes, the cluster-autoscaler's Release released without a Helm uninstall
     and every Civo resource deleted."""
     api = suite.plane.api
-    xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
     name = f"gone-{outage.split('-', maxsplit=1)[0]}-lon"
-    xr["metadata"]["name"] = name
+    xr = example_xr("civo", name)
     namespace = xr["metadata"]["namespace"]
 
     def now_composed() -> dict[str, Any]:

@@ -32,10 +32,8 @@ from harness.e2e.stages import (
 )
 from harness.e2e.suite import Suite
 from harness.e2e.watchlog import format_churn
-from harness.e2e.xr import composed, reason, secret_text
-from harness.example_sets import example_set
+from harness.e2e.xr import composed, example_xr, reason, secret_text
 
-XR_FILE = example_set("coreweave").xr
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 COMPOSED = kinds.COREWEAVE_COMPOSED
 # Keys composed whatever the pools (docs/composed.md).
@@ -85,7 +83,7 @@ def pool_keys(keys: set[str], pool: str) -> set[str]:
 @pytest.mark.every_engine
 def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
     api, cloud, log = suite.plane.api, suite.cloud, suite.log
-    xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
+    xr = example_xr("coreweave")
     name, namespace = xr["metadata"]["name"], xr["metadata"]["namespace"]
     pools = [p["name"] for p in xr["spec"]["nodePools"]]
 
@@ -322,9 +320,8 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
     deleted once the cluster answers; deleting the XR while it does not answer finishes, and the
     CKS cluster and VPC are deleted."""
     api, log = suite.plane.api, suite.log
-    xr: dict[str, Any] = yaml.safe_load(XR_FILE.read_text())
     name = "unreachable-east"
-    xr["metadata"]["name"] = name
+    xr = example_xr("coreweave", name)
     namespace = xr["metadata"]["namespace"]
     removed = "l40s"
     kept_pools = [p for p in xr["spec"]["nodePools"] if p["name"] != removed]

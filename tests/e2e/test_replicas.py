@@ -8,17 +8,14 @@ composed by both, and its calls split between them.
 
 from __future__ import annotations
 
-import yaml
-
 from harness.e2e import kinds
 from harness.e2e.calls import read_calls
 from harness.e2e.kube import wait_for
 from harness.e2e.replicas import replicas
 from harness.e2e.stages import CONVERGE_SECONDS
 from harness.e2e.suite import Suite
-from harness.example_sets import example_set
+from harness.e2e.xr import example_xr
 
-XR_FILE = example_set("civo").xr
 NAME = "replicas-check"
 # Enough calls on each process that round_robin, not chance, put them there. (Not an even
 # split: until both connections are ready, round_robin sends every call to the first.)
@@ -27,8 +24,7 @@ CALLS_EACH = 3
 
 def test_two_function_processes_share_one_endpoint(suite: Suite) -> None:
     api = suite.plane.api
-    xr = yaml.safe_load(XR_FILE.read_text())
-    xr["metadata"]["name"] = NAME
+    xr = example_xr("civo", NAME)
     namespace = xr["metadata"]["namespace"]
     described = f"{kinds.CIVO_CLUSTER_XR.kind}/{namespace}/{NAME}"
     with replicas(suite.runtime, 2) as serving:

@@ -15,14 +15,11 @@ import datetime
 import json
 import re
 from collections import Counter
-from typing import Any
-
-import yaml
 
 from harness.e2e import kinds
 from harness.e2e.stages import delete_coreweave_xr, settle_and_measure_idle, wait_ready
 from harness.e2e.suite import Suite
-from harness.example_sets import example_set
+from harness.e2e.xr import example_xr
 
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 NAME = "response-cache"
@@ -51,13 +48,10 @@ def cache_lookups(log_text: str, start: datetime.datetime, end: datetime.datetim
 
 def test_the_function_response_cache_changes_nothing_composed(suite: Suite) -> None:
     api, plane = suite.plane.api, suite.plane
-    xr: dict[str, Any] = yaml.safe_load(example_set("coreweave").xr.read_text())
-    namespace = xr["metadata"]["namespace"]
-    xr["metadata"]["name"] = NAME
     # Its own in-cluster pool name: NodePools are cluster-scoped.
-    xr["spec"]["nodePools"] = [
-        {"name": "cpu-cache", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
-    ]
+    pool = {"name": "cpu-cache", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
+    xr = example_xr("coreweave", NAME, [pool])
+    namespace = xr["metadata"]["namespace"]
     plane.restart_crossplane(*CACHE_FLAGS)
     try:
         api.apply(XR_KIND, xr)
