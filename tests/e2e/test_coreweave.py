@@ -21,6 +21,7 @@ from harness.e2e.kube import ApiError, Kube, condition, is_true, wait_for
 from harness.e2e.scene import CREDENTIALS_SECRET, write_credentials
 from harness.e2e.stages import (
     CONVERGE_SECONDS,
+    COREWEAVE_FIXED_IN_CLUSTER,
     QUIET_SECONDS,
     converged_idle_window,
     delete_xr,
@@ -66,8 +67,7 @@ def live_uids(inside: Kube, pools: list[dict[str, Any]]) -> dict[str, str | None
     found: dict[str, str | None] = {}
     for kind, obj_name in (
         *((kinds.CKS_NODEPOOL, str(p["name"])) for p in pools),
-        (kinds.CKS_NODEPOOL, SYSTEM_POOL),
-        (kinds.STORAGE_CLASS, RWX_STORAGE_CLASS),
+        *COREWEAVE_FIXED_IN_CLUSTER,
     ):
         live = inside.get(kind, obj_name)
         found[f"{kind.kind}/{obj_name}"] = live["metadata"]["uid"] if live else None
