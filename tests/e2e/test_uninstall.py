@@ -40,7 +40,7 @@ from hack.configurations import build as build_configuration
 from harness.doc_commands import code_blocks, sh_blocks
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
-from harness.e2e.kube import condition, is_true, wait_for
+from harness.e2e.kube import WaitTimedOut, condition, is_true, wait_for
 from harness.e2e.packages import (
     API_NAMES,
     brought_by_configurations,
@@ -110,11 +110,34 @@ def healthy(api: Any, name: str) -> bool:
     return is_true(api.get(kinds.CONFIGURATION, name), "Healthy")
 
 
-def unhealthy_with(api: Any, name: str, message: str) -> str:
-    """The Configuration's Healthy message once it is False and says `message`, else ''."""
-    found = condition(api.get(kinds.CONFIGURATION, name), "Healthy")
-    text = str(found.get("message", ""))
-    return text if found.get("status") == "False" and message in text else ""
+def wait_unhealthy_with(api: Any, name: str, message: str, description: str) -> str:
+    """The Configuration's Healthy message once it is False and says `message`. A timeout names
+    every Healthy state the Configuration and its revisions went through meanwhile (a bare
+    timeout tells nothing of what the package manager said instead)."""
+    seen: list[str] = []
+
+    def note(state: str) -> None:
+        if state not in seen:
+            seen.append(state)
+
+    def probe() -> str:
+        found = condition(api.get(kinds.CONFIGURATION, name), "Healthy")
+        text = str(found.get("message", ""))
+        note(f"{name}: {found.get('status')}: {text}")
+        for revision in api.list(kinds.CONFIGURATION_REVISION):
+            if revision["metadata"].get("labels", {}).get("pkg.crossplane.io/package") == name:
+                said = condition(revision, "Healthy")
+                deleting = " (deleting)" if revision["metadata"].get("deletionTimestamp") else ""
+                note(
+                    f"{revision['metadata']['name']} {revision['metadata']['uid']}{deleting}: "
+                    f"{said.get('status')}: {said.get('message', '')}"
+                )
+        return text if found.get("status") == "False" and message in text else ""
+
+    try:
+        return str(wait_for(description, probe, INSTALL_SECONDS))
+    except WaitTimedOut as timed_out:
+        raise WaitTimedOut(f"{timed_out}; seen meanwhile: {seen}"[:8000]) from None
 
 
 def uid_of(api: Any, kind: Any, name: str) -> str:
@@ -235,10 +258,8 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
         INSTALL_SECONDS,
     )
     out_of_range = {
-        name: wait_for(
-            f"{name} unhealthy on a function outside its range",
-            functools.partial(unhealthy_with, api, name, OUT_OF_RANGE_MESSAGE),
-            INSTALL_SECONDS,
+        name: wait_unhealthy_with(
+            api, name, OUT_OF_RANGE_MESSAGE, f"{name} unhealthy on a function outside its range"
         )
         for name in CONFIGURATIONS
     }
@@ -311,10 +332,11 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
         kinds.CONFIGURATION,
         {"metadata": {"name": CIVO_CONFIGURATION}, "spec": configuration["spec"]},
     )
-    refused = wait_for(
+    refused = wait_unhealthy_with(
+        api,
+        CIVO_CONFIGURATION,
+        "cannot establish control of object",
         "the Configuration put back unhealthy",
-        lambda: unhealthy_with(api, CIVO_CONFIGURATION, "cannot establish control of object"),
-        INSTALL_SECONDS,
     )
     assert f"{CIVO_API} is already controlled by ConfigurationRevision" in refused, refused
     assert (
