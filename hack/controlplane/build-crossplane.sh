@@ -16,8 +16,8 @@ build_one() {
   dir="$(component_dir crossplane "$version")"
   if is_cached crossplane "$version" crossplane && [[ -d "$dir/crds" ]]; then return 0; fi
 
-  log "building crossplane $version (several minutes)"
   writable_module_copy "github.com/crossplane/crossplane/v2@$version"
+  log "building crossplane $version (several minutes)"
   cd "$work"
   if grep -q '^replace github.com/crossplane/crossplane/apis/v2 => ./apis' go.mod && [[ ! -d apis ]]; then
     local apis

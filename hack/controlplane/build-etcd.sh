@@ -8,8 +8,8 @@ source "$(dirname "$0")/lib.sh"
 build_one() {
   local version="$1"
   if is_cached etcd "$version" etcd; then return 0; fi
-  log "building etcd $version"
   throwaway_module
+  log "building etcd $version"
   cd "$work"
   GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$version" >&2
   GOFLAGS=-mod=mod go build -ldflags "$strip_ldflags" -o "$work/etcd" go.etcd.io/etcd/server/v3

@@ -18,8 +18,8 @@ if [[ "$embedded" != "$version" ]]; then
   exit 1
 fi
 
-log "building helm $version"
 writable_module_copy "helm.sh/helm/v3@$version"
+log "building helm $version"
 cd "$work"
 go_explained build -o "$work/helm.bin" \
   -ldflags "-X helm.sh/helm/v3/internal/version.version=$version $strip_ldflags" ./cmd/helm

@@ -24,8 +24,8 @@ build_one() {
     return 0
   fi
 
-  log "building ${binaries[*]} $version (several minutes)"
   throwaway_module
+  log "building ${binaries[*]} $version (several minutes)"
   cd "$work"
   local kubernetes_dir
   kubernetes_dir="$(module_dir "k8s.io/kubernetes@$version")"

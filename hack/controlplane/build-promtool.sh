@@ -20,8 +20,8 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
-log "building promtool $version"
 writable_module_copy "github.com/prometheus/prometheus@$version"
+log "building promtool $version"
 cd "$work"
 # The module ships a go.work naming modules its zip leaves out: build from go.mod alone.
 export GOWORK=off

@@ -13,8 +13,8 @@ version="$PROVIDER_HELM_VERSION"
 dir="$(component_dir provider-helm "$version")"
 if is_cached provider-helm "$version" provider && [[ -d "$dir/crds" ]]; then exit 0; fi
 
-log "building provider-helm $version"
 writable_module_copy "github.com/crossplane-contrib/provider-helm@$version"
+log "building provider-helm $version"
 cd "$work"
 ldflags="-X sigs.k8s.io/controller-runtime/pkg/metrics/server.DefaultBindAddress=0"
 ldflags+=" -X github.com/crossplane-contrib/provider-helm/pkg/clients/helm.chartCache=charts"

@@ -15,8 +15,8 @@ build_one() {
   dir="$(component_dir provider-kubernetes "$version")"
   if is_cached provider-kubernetes "$version" provider && [[ -d "$dir/crds" ]]; then return 0; fi
 
-  log "building provider-kubernetes $version"
   writable_module_copy "github.com/crossplane-contrib/provider-kubernetes@$version"
+  log "building provider-kubernetes $version"
   cd "$work"
   local required="${PROVIDER_KUBERNETES_GO_REQUIRE%@*}"
   if grep -qE "^[[:space:]]*(require[[:space:]]+)?${required//./\\.} v" go.mod; then

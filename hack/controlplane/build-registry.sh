@@ -9,8 +9,8 @@ main_go="$(cd "$(dirname "$0")" && pwd)/registry/main.go"
 cache_key="$GGCR_VERSION-$(sha256sum "$main_go" | cut -c1-8)"
 if is_cached registry "$cache_key" registry; then exit 0; fi
 
-log "building the OCI registry (go-containerregistry $GGCR_VERSION)"
 throwaway_module
+log "building the OCI registry (go-containerregistry $GGCR_VERSION)"
 cd "$work"
 cp "$main_go" main.go
 sed -i 's/^module build$/module registry/' go.mod

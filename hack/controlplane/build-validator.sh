@@ -28,8 +28,8 @@ if ! command -v go >/dev/null 2>&1; then
   log "Go is not installed; the checks against the real CRDs will be skipped"
   exit 1
 fi
-log "building the validator (Kubernetes $kubernetes, Crossplane $crossplane)"
 make_work_dir
+log "building the validator (Kubernetes $kubernetes, Crossplane $crossplane)"
 cp "$source_dir/main.go" "$source_dir/go.mod" "$source_dir/go.sum" "$work/"
 cd "$work"
 go_explained build -trimpath -ldflags "$strip_ldflags" -o "$work/validator.bin" .
