@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function import runner
 from function.memo.memo import MEMO_BYTES, Memo
 from hack.bench import measure
+from hack.bench.report import Loaded, fmt
 from hack.bench.scenarios import NOISY, build_scenarios, next_n
 
 SCENARIOS = build_scenarios(2)
@@ -61,3 +63,20 @@ def test_warm_calls_each_member_once_per_server_in_the_shape_measured() -> None:
         ] == [NOISY_COREWEAVE.base.member(m).name for m in range(2)]
     # The function's answers are checked (the fake's answer is member 0's: converged, not FATAL).
     assert (stats["function"].errors, stats["function"].bad) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("function_cpu_s", "noop_cpu_s", "shown"),
+    [
+        (0.004, 0.002, "2.00"),
+        # A run shorter than the process clock's tick: the floor took no measurable CPU.
+        (0.004, 0.0, "n/a"),
+    ],
+)
+def test_cpu_ratio_to_the_floor(function_cpu_s: float, noop_cpu_s: float, shown: str) -> None:
+    stats = {
+        "function": measure.Stats(cpu_s=function_cpu_s, calls=2),
+        "noop": measure.Stats(cpu_s=noop_cpu_s, calls=2),
+    }
+    loaded = Loaded(NOISY_COREWEAVE, fleet=2, callers=8, stats=stats)
+    assert fmt(loaded.cpu_ratio()) == shown
