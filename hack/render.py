@@ -56,27 +56,35 @@ def find_crank() -> str | None:
 
 @contextlib.contextmanager
 def function_server() -> Iterator[int]:
+    """The function on a free loopback port, in plaintext. Its stderr goes to a file, not a
+    pipe: a caller making many calls (hack/soak.py) must never block it on a full pipe."""
     port = free_port()
     script = Path(sys.executable).parent / "function"
-    process = subprocess.Popen(
-        # No metrics or health probe port: a render needs neither, and must not fail on them.
-        [str(script), "--insecure", f"--address=127.0.0.1:{port}", *NO_SIDE_PORTS],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while not listening("127.0.0.1", port):
-            if process.poll() is not None:
-                stderr = process.stderr.read().decode() if process.stderr else ""
-                raise SystemExit(f"function exited early: {stderr}")
-            if time.monotonic() > deadline:
-                raise SystemExit("function did not start listening within 15s")
-            time.sleep(0.05)
-        yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    # The SDK's flags read these too: a developer's DEBUG must not log every call.
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("ADDRESS", "DEBUG", "TLS_SERVER_CERTS_DIR")
+    }
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(
+            # No metrics or health probe port: a render needs neither, and must not fail on them.
+            [str(script), "--insecure", f"--address=127.0.0.1:{port}", *NO_SIDE_PORTS],
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env=environment,
+        )
+        try:
+            deadline = time.monotonic() + 15
+            while not listening("127.0.0.1", port):
+                if process.poll() is not None:
+                    stderr.seek(0)
+                    raise SystemExit(f"function exited early: {stderr.read().decode()}")
+                if time.monotonic() > deadline:
+                    raise SystemExit("function did not start listening within 15s")
+                time.sleep(0.05)
+            yield port
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
 
 
 def has_documents(path: Path) -> bool:

@@ -22,17 +22,12 @@ Exit code 0 when there was no error and the growth stayed under the limit, 1 oth
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import dataclasses
 import itertools
-import os
-import socket
-import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -45,6 +40,7 @@ import psutil  # noqa: E402
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1  # noqa: E402
 from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1  # noqa: E402
 
+from hack.render import function_server  # noqa: E402
 from harness.fixtures import (  # noqa: E402
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
@@ -52,12 +48,10 @@ from harness.fixtures import (  # noqa: E402
     civo_xr,
     coreweave_xr,
     credentials_secret,
-    free_port,
     request,
     run,
 )
 
-FUNCTION = str(Path(sys.executable).parent / "function")
 MEGABYTE = 1024 * 1024
 GARBAGE_STATUS: dict[str, Any] = {
     "conditions": "not-a-list",
@@ -221,35 +215,6 @@ def one_call(stub: grpcv1.FunctionRunnerServiceStub, item: Case, n: int, tally: 
         tally.record(None, item.fatal)
 
 
-@contextlib.contextmanager
-def serving() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    port = free_port()
-    address = f"127.0.0.1:{port}"
-    environment = {
-        k: v for k, v in os.environ.items() if k not in ("ADDRESS", "DEBUG", "TLS_SERVER_CERTS_DIR")
-    }
-    process = subprocess.Popen(
-        [FUNCTION, "--insecure", f"--address={address}", "--metrics-address=", "--health-address="],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=environment,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"soak: function exited with {process.returncode} at startup")
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            if time.monotonic() > deadline:
-                raise SystemExit("soak: function did not listen within 20s")
-            time.sleep(0.05)
-        yield address, process
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
-
-
 def run_calls(
     stub: grpcv1.FunctionRunnerServiceStub,
     cases: list[Case],
@@ -291,9 +256,10 @@ def main(argv: list[str] | None = None) -> int:
         f"built in {time.monotonic() - built:.1f}s"
     )
     tally = Tally()
-    with serving() as (address, process):
-        server = psutil.Process(process.pid)
-        with grpc.insecure_channel(address) as channel:
+    with function_server() as port:
+        # The function server is the one process this script starts.
+        [server] = psutil.Process().children()
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = grpcv1.FunctionRunnerServiceStub(channel)
             run_calls(stub, cases, 0, args.warmup, 1, tally)
             rss_start = server.memory_info().rss
