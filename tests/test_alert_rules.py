@@ -64,18 +64,14 @@ SCRAPE_SECONDS = int(POD_MONITOR["podMetricsEndpoints"][0]["interval"].removesuf
 SCRAPES_PER_MINUTE = 60 // SCRAPE_SECONDS
 
 
-def promtool() -> Path:
+@pytest.fixture(scope="module")
+def promtool_binary() -> Path:
     """The promtool hack/controlplane/build-promtool.sh builds: at its PROMETHEUS_VERSION
     default, which an environment variable of that name overrides there as here."""
     default = re.search(r"\$\{PROMETHEUS_VERSION:-(v[^}]+)\}", BUILD_SCRIPT.read_text())
     assert default, f"{BUILD_SCRIPT} names no default PROMETHEUS_VERSION"
     version = os.environ.get("PROMETHEUS_VERSION") or default.group(1)
-    return cache_root() / "bin" / f"promtool-{version}" / "promtool"
-
-
-@pytest.fixture(scope="module")
-def promtool_binary() -> Path:
-    binary = promtool()
+    binary = cache_root() / "bin" / f"promtool-{version}" / "promtool"
     if not binary.exists():
         pytest.skip(
             f"promtool is not built at {binary}: run `bash {BUILD_SCRIPT.relative_to(REPO)}` "
