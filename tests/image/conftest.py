@@ -153,7 +153,16 @@ def run_image(
         until_listening(process, port, seconds=START_TIMEOUT)
         pid = _namespace_child(process.pid)
         assert pid is not None, "unshare has no child process"
-        yield Running(f"127.0.0.1:{port}", pid)
+        try:
+            yield Running(f"127.0.0.1:{port}", pid)
+        except BaseException as failed:
+            # What the function logged is the one account of a refused call or a dropped
+            # handshake from its side (the cold .ci/run of 1a183f1 saw only a handshake reset).
+            process.kill()
+            process.wait(timeout=STOP_TIMEOUT)
+            output = process.stdout.read().decode() if process.stdout else ""
+            failed.add_note(f"the function's output:\n{output}")
+            raise
         assert process.poll() is None, "the function died while serving"
         # unshare does not forward signals: stop the function itself, by its PID.
         os.kill(pid, signal.SIGTERM)
