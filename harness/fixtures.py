@@ -454,4 +454,7 @@ def xr_ready(rsp: fnv1.RunFunctionResponse) -> bool:
 
 
 def xr_status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
-    return _ints(resource.struct_to_dict(rsp.desired.composite.resource)).get("status", {})
+    status: dict[str, Any] = _ints(resource.struct_to_dict(rsp.desired.composite.resource)).get(
+        "status", {}
+    )
+    return status

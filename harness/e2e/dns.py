@@ -21,7 +21,8 @@ from dnslib.server import BaseResolver, DNSHandler, DNSLogger, DNSServer
 TTL_SECONDS = 5
 
 
-class _OneName(BaseResolver):
+# dnslib ships no type information, so to mypy its BaseResolver is Any.
+class _OneName(BaseResolver):  # type: ignore[misc]
     def __init__(self, name: str, addresses: list[str]) -> None:
         self.name = name.lower().rstrip(".")
         self.addresses = addresses

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import kinds
-from .kube import NO_ANSWER, ApiError, Kind, Kube
+from .kube import NO_ANSWER, ApiError, Kind, Kube, json_object
 from .workload import Workload, WorkloadClusters
 from .xr import EXTERNAL_NAME
 
@@ -384,12 +384,14 @@ class FakeCloud:
     def autoscale_cks_pool(self, cluster_id: str, name: str, target_nodes: int) -> dict[str, Any]:
         """What the CKS autoscaler does in that cluster: an Update of spec.targetNodes under its
         own manager."""
-        return self.clusters.get(cluster_id).api.request(
-            "PATCH",
-            kinds.CKS_NODEPOOL.path(None, name),
-            {"spec": {"targetNodes": target_nodes}},
-            content_type="application/merge-patch+json",
-            query={"fieldManager": "cks-cluster-autoscaler"},
+        return json_object(
+            self.clusters.get(cluster_id).api.request(
+                "PATCH",
+                kinds.CKS_NODEPOOL.path(None, name),
+                {"spec": {"targetNodes": target_nodes}},
+                content_type="application/merge-patch+json",
+                query={"fieldManager": "cks-cluster-autoscaler"},
+            )
         )
 
 
@@ -397,8 +399,9 @@ def _condition(
     old: dict[str, Any], kind: str, status: bool, reason: str, message: str
 ) -> dict[str, Any]:
     value = "True" if status else "False"
-    previous = next((c for c in old.get("conditions") or [] if c.get("type") == kind), {})
-    entry = {"type": kind, "status": value, "reason": reason}
+    conditions: list[dict[str, Any]] = old.get("conditions") or []
+    previous = next((c for c in conditions if c.get("type") == kind), {})
+    entry: dict[str, Any] = {"type": kind, "status": value, "reason": reason}
     if message:
         entry["message"] = message
     # Like crossplane-runtime: the transition time moves only when the status does.

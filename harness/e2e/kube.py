@@ -29,7 +29,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 # Plenty for one request to a local API server; a stuck call fails the test instead of hanging it.
 REQUEST_TIMEOUT_SECONDS = 30
@@ -71,6 +71,12 @@ class Kind:
 
 # A request that got no answer: refused, reset, dropped or timed out (TimeoutError is an OSError).
 NO_ANSWER = (OSError, http.client.HTTPException)
+
+
+def json_object(answer: Any) -> dict[str, Any]:
+    """An answer the API server gives as a JSON object (an object, a list, a Status)."""
+    assert isinstance(answer, dict), f"expected a JSON object, got {answer!r}"[:4000]
+    return answer
 
 
 class Kube:
@@ -131,7 +137,7 @@ class Kube:
 
     def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict[str, Any] | None:
         try:
-            return self.request("GET", kind.path(namespace, name))
+            return json_object(self.request("GET", kind.path(namespace, name)))
         except ApiError as error:
             if error.status == 404:
                 return None
@@ -142,7 +148,10 @@ class Kube:
     ) -> list[dict[str, Any]]:
         query = {"labelSelector": labels} if labels else None
         try:
-            return self.request("GET", kind.path(namespace), query=query)["items"]
+            items: list[dict[str, Any]] = json_object(
+                self.request("GET", kind.path(namespace), query=query)
+            )["items"]
+            return items
         except ApiError as error:
             # A kind whose CRD is not (or no longer) served lists as empty.
             if error.status == 404:
@@ -151,7 +160,7 @@ class Kube:
 
     def create(self, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         namespace = obj["metadata"].get("namespace")
-        return self.request("POST", kind.path(namespace), obj)
+        return json_object(self.request("POST", kind.path(namespace), obj))
 
     def apply(self, kind: Kind, obj: dict[str, Any], subresource: str = "") -> dict[str, Any]:
         """Server-side apply with forced ownership, as `kubectl apply --server-side` does."""
@@ -159,12 +168,14 @@ class Kube:
         path = kind.path(obj["metadata"].get("namespace"), obj["metadata"]["name"])
         if subresource:
             path += f"/{subresource}"
-        return self.request(
-            "PATCH",
-            path,
-            obj,
-            content_type="application/apply-patch+yaml",
-            query={"fieldManager": FIELD_MANAGER, "force": "true"},
+        return json_object(
+            self.request(
+                "PATCH",
+                path,
+                obj,
+                content_type="application/apply-patch+yaml",
+                query={"fieldManager": FIELD_MANAGER, "force": "true"},
+            )
         )
 
     def merge_patch(
@@ -176,7 +187,9 @@ class Kube:
         subresource: str = "",
     ) -> dict[str, Any]:
         path = kind.path(namespace, name) + (f"/{subresource}" if subresource else "")
-        return self.request("PATCH", path, patch, content_type="application/merge-patch+json")
+        return json_object(
+            self.request("PATCH", path, patch, content_type="application/merge-patch+json")
+        )
 
     def delete(self, kind: Kind, name: str, namespace: str | None = None) -> bool:
         """Deletes with background propagation; False when the object was already gone."""
@@ -274,12 +287,15 @@ class WaitTimedOut(TimeoutError):
     wait_for for a transport error to poll past (TimeoutError is an OSError)."""
 
 
+T = TypeVar("T")
+
+
 def wait_for(
     description: str,
-    probe: Callable[[], Any],
+    probe: Callable[[], T | None],
     timeout: float,
     interval: float = 0.5,
-) -> Any:
+) -> T:
     """Polls `probe` until it returns something truthy; fails with the last value seen.
 
     The deadline is what bounds the wait, never a fixed sleep: a probe that succeeds at once
@@ -288,16 +304,18 @@ def wait_for(
     passed yet, not the end of the wait: the fault tests poll right through restarts.
     """
     deadline = time.monotonic() + timeout
-    last: Any = None
+    last: object = None
     while True:
         try:
-            last = probe()
+            value = probe()
         except WaitTimedOut:
             raise
         except (ApiError, *NO_ANSWER) as error:
             last = error
-        if last and not isinstance(last, (ApiError, *NO_ANSWER)):
-            return last
+        else:
+            last = value
+            if value and not isinstance(value, (ApiError, *NO_ANSWER)):
+                return value
         if time.monotonic() > deadline:
             raise WaitTimedOut(
                 f"timed out after {timeout:.0f} s waiting for {description}; last: {last!r}"[:4000]
@@ -307,7 +325,8 @@ def wait_for(
 
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
     """The condition of that type on an object, or {} when it has none."""
-    for entry in ((obj or {}).get("status") or {}).get("conditions") or []:
+    conditions: list[dict[str, Any]] = ((obj or {}).get("status") or {}).get("conditions") or []
+    for entry in conditions:
         if entry.get("type") == kind:
             return entry
     return {}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def replicas(runtime: FunctionRuntime, count: int) -> Iterator[Replicas]:
         for address in addresses:
             wait_for(
                 f"a function replica to listen on {address}:{port}",
-                lambda address=address: listening(address, port),
+                functools.partial(listening, address, port),
                 LISTEN_SECONDS,
                 interval=0.2,
             )

@@ -51,11 +51,11 @@ def apply_documents(plane: ControlPlane, path: Path) -> list[dict[str, Any]]:
 
 def wait_established(plane: ControlPlane, kind: Kind, names: list[str]) -> None:
     for name in names:
-        wait_for(
-            f"{kind.kind} {name} to be Established",
-            lambda name=name: is_true(plane.api.get(kind, name), "Established"),
-            ESTABLISH_SECONDS,
-        )
+
+        def established(name: str = name) -> bool:
+            return is_true(plane.api.get(kind, name), "Established")
+
+        wait_for(f"{kind.kind} {name} to be Established", established, ESTABLISH_SECONDS)
 
 
 def install_crds(plane: ControlPlane, directories: list[Path]) -> None:

@@ -14,6 +14,7 @@ on Crossplane v2.4.0 (the RBAC manager's roles are the same from v2.1 to v2.4).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -86,11 +87,11 @@ def test_the_rbac_page_grants_what_it_says(bare_plane: ControlPlane) -> None:
         name = f"{plural}.infrastructure.modelplane.ai"
         wait_established(plane, kinds.XRD, [name])
         # The roles the page's table lists, with the verbs it gives.
-        for role, verbs in ROLE_VERBS.items():
+        for role_name, verbs in ROLE_VERBS.items():
             made = wait_for(
-                f"the RBAC manager's {role} role for {plural}",
-                lambda role=role, name=name: plane.api.get(
-                    kinds.CLUSTER_ROLE, f"crossplane:composite:{name}:{role}"
+                f"the RBAC manager's {role_name} role for {plural}",
+                functools.partial(
+                    plane.api.get, kinds.CLUSTER_ROLE, f"crossplane:composite:{name}:{role_name}"
                 ),
                 ROLES_SECONDS,
             )
