@@ -69,7 +69,8 @@ class Case:
 
 def answer_bytes(rsp: fnv1.RunFunctionResponse) -> bytes:
     rsp.meta.tag = ""
-    return rsp.SerializeToString(deterministic=True)
+    wire: bytes = rsp.SerializeToString(deterministic=True)
+    return wire
 
 
 def case(label: str, req: fnv1.RunFunctionRequest, *, fatal: bool) -> Case:

@@ -120,13 +120,15 @@ def parse(markdown: str) -> Figures:
     serial_ratio: dict[tuple[str, str], dict[int, str]] = {}
     serial_cpu: dict[tuple[str, str], int] = {}
     for row in serial.rows:
-        shape = (row["XR"], row["request shape"])
+        xr_shape = (row["XR"], row["request shape"])
         fleet = int(row["fleet"])
-        serial_ratio.setdefault(shape, {})[fleet] = row["x no-op p50 / p99"].split("/")[0].strip()
-        if fleet == max(serial_ratio[shape]):
-            serial_cpu[shape] = int(row["server CPU µs/call fn / no-op / replay"].split("/")[0])
+        serial_ratio.setdefault(xr_shape, {})[fleet] = (
+            row["x no-op p50 / p99"].split("/")[0].strip()
+        )
+        if fleet == max(serial_ratio[xr_shape]):
+            serial_cpu[xr_shape] = int(row["server CPU µs/call fn / no-op / replay"].split("/")[0])
     loops = _table(all_tables, "Whole converged reconciles")
-    reconciles = {}
+    reconciles: dict[tuple[str, str], tuple[str, str, int]] = {}
     for kind, shape in SHAPES:
         label = f"{kind} ({shape})"
         by_engine = {
@@ -218,7 +220,7 @@ def performance_table(figures: Figures) -> str:
             f"| {cpu / 1000:.1f} ms | {under_load or DASH} |"
         )
     lines.append("")
-    loaded = (
+    loaded_rss = (
         f", {figures.loaded_rss_mb} MB once the concurrent callers ran (every request in flight "
         "held at once)"
         if figures.loaded_rss_mb
@@ -226,7 +228,7 @@ def performance_table(figures: Figures) -> str:
     )
     lines.append(
         f"From [`bench/results.md`](../bench/results.md) of {figures.date}. Peak RSS after "
-        f"{figures.peak_rss_fleet} XRs of each kind: {figures.peak_rss_mb} MB{loaded}."
+        f"{figures.peak_rss_fleet} XRs of each kind: {figures.peak_rss_mb} MB{loaded_rss}."
     )
     return "\n".join(lines)
 

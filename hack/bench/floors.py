@@ -41,7 +41,7 @@ class Replay(grpcv1.FunctionRunnerServiceServicer):
         self, req: fnv1.RunFunctionRequest, _: object
     ) -> fnv1.RunFunctionResponse:
         kind = req.observed.composite.resource.fields["kind"].string_value
-        rsp = fnv1.RunFunctionResponse.FromString(self.recorded[kind])
+        rsp: fnv1.RunFunctionResponse = fnv1.RunFunctionResponse.FromString(self.recorded[kind])
         rsp.meta.tag = req.meta.tag
         return rsp
 

@@ -11,9 +11,9 @@ import platform
 import statistics
 from pathlib import Path
 
-import google.protobuf
 import grpc
 import psutil
+from google.protobuf import __version__ as protobuf_version
 
 from hack import provenance
 from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, InProcess, Reconciles, Stats, pct
@@ -58,7 +58,7 @@ def machine() -> dict[str, str]:
         "ram": f"{psutil.virtual_memory().total / 1024**3:.1f} GiB",
         "python": platform.python_version(),
         "grpcio": grpc.__version__,
-        "protobuf": google.protobuf.__version__,
+        "protobuf": protobuf_version,
         "commit": provenance.commit(),
         "function_sha": digest.hexdigest()[:12],
     }

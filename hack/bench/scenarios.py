@@ -297,7 +297,8 @@ IN_PROCESS = runner.FunctionRunner()
 def runner_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
     """What the servicer answers (its memo included), without gRPC."""
     wire = runner.answer(req, IN_PROCESS.memo).wire
-    return fnv1.RunFunctionResponse.FromString(wire)
+    rsp: fnv1.RunFunctionResponse = fnv1.RunFunctionResponse.FromString(wire)
+    return rsp
 
 
 def check_response(scenario: Scenario, rsp: fnv1.RunFunctionResponse, where: str) -> None:
