@@ -18,11 +18,12 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pluggy import Result
 
 from harness.e2e.binaries import locate, provider_kubernetes
 from harness.e2e.charts import chart_archive
@@ -237,7 +238,9 @@ def bare_plane(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Contr
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Result[pytest.TestReport], None]:
     """On a failure, attach the tail of every component's log and the fake cloud's errors."""
     outcome = yield
     report = outcome.get_result()

@@ -16,7 +16,6 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from hack.configurations import dependency_name
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO, versions
 from harness.e2e.controlplane import ControlPlane
@@ -35,7 +34,12 @@ from harness.e2e.packages import (
 from harness.e2e.runtime import package_version
 from harness.e2e.scene import apply_documents, wait_established
 from harness.e2e.suite import SHARED_CRDS
-from harness.package_names import CONFIGURATION_CLOUDS, CONFIGURATIONS, declared
+from harness.package_names import (
+    CONFIGURATION_CLOUDS,
+    CONFIGURATIONS,
+    declared,
+    dependency_name,
+)
 
 
 def activated(cloud: str) -> list[str]:

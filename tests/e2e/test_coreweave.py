@@ -296,8 +296,10 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         assert look.nodepools == sorted([SYSTEM_POOL, *(p["name"] for p in kept_pools)])
         deleted = {key: log.deleted_at(ref.kind, ref.name) for key, ref in last.items()}
         assert all(deleted.values()), f"deletions not seen: {deleted}"
-        assert deleted["cks-cluster"] < deleted["vpc"], "VPC deleted before the cluster"
-        assert deleted["kubernetes-providerconfig"] < deleted["kubeconfig"], (
+        # Every key, each with its time, after that assert.
+        at = {key: seen for key, seen in deleted.items() if seen is not None}
+        assert at["cks-cluster"] < at["vpc"], "VPC deleted before the cluster"
+        assert at["kubernetes-providerconfig"] < at["kubeconfig"], (
             "kubeconfig deleted before its user"
         )
     finally:

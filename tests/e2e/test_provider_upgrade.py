@@ -26,7 +26,12 @@ from harness.e2e.suite import Suite
 
 # One CPU pool: the CoreWeaveCluster's live objects are its NodePool, the system pool and the
 # StorageClass clone.
-POOL = {"name": "cpu-provider", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
+POOL: dict[str, Any] = {
+    "name": "cpu-provider",
+    "role": "CPU",
+    "instanceType": "cd-gp-a192-genoa",
+    "nodeCount": 1,
+}
 # The default provider-kubernetes v1.3's Object CRD gives the new field (package/crds).
 PROPAGATION = "deletionPropagationPolicy"
 DEFAULT_PROPAGATION = "Background"
