@@ -43,7 +43,7 @@ VPC = {
     },
 }
 
-CLUSTER = {
+CLUSTER: dict[str, Any] = {
     "apiVersion": "cks.coreweave.m.crossplane.io/v1alpha1",
     "kind": "Cluster",
     "metadata": {"name": CLUSTER_NAME},

@@ -156,7 +156,8 @@ def call_seconds(kind: str, minutes: int, calls_per_minute: dict[float, float]) 
     series = {}
     for bound in (*CALL_SECONDS_BUCKETS, math.inf):
         within = sum(count for seconds, count in calls_per_minute.items() if seconds <= bound)
-        le = floatToGoString(bound)
+        # prometheus_client's utils carry no annotations (function/metrics.py calls it so too).
+        le = floatToGoString(bound)  # type: ignore[no-untyped-call]
         series[function_series("inference_clusters_call_seconds_bucket", kind=kind, le=le)] = (
             rising(within, minutes)
         )

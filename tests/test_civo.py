@@ -99,7 +99,8 @@ def test_invalid_spec_is_one_fatal_naming_every_field(spec: dict[str, Any], mess
 
 
 def pool_spec(rsp: Any, name: str) -> dict[str, Any]:
-    return desired(rsp)[f"nodepool-{name}"]["spec"]
+    spec: dict[str, Any] = desired(rsp)[f"nodepool-{name}"]["spec"]
+    return spec
 
 
 BASE_FOR_PROVIDER = {"clusterIdRef": {"name": expected.CLUSTER_NAME}, "region": "LON1"}

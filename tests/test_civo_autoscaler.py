@@ -30,7 +30,7 @@ def values(spec_version: str | None, reported: str | None, chart: dict[str, Any]
     return release, [m for s, m in results(rsp) if s == "Warning"]
 
 
-BASE = {
+BASE: dict[str, Any] = {
     "cloudProvider": "civo",
     "secretKeyRefNameOverride": "civo-api-access",
     "autoscalingGroups": [expected.L40S_GROUP],

@@ -17,7 +17,6 @@ from hack.configurations import (
     CLOUDS,
     HAND_INSTALLED_FUNCTION,
     Cloud,
-    dependency_name,
     function_dependency,
     load,
     packaged_composition,
@@ -25,7 +24,7 @@ from hack.configurations import (
 from harness.e2e.binaries import release_order, versions
 from harness.e2e.packages import proven_provider_kubernetes
 from harness.example_sets import example_sets
-from harness.package_names import CONFIGURATION_CLOUDS
+from harness.package_names import CONFIGURATION_CLOUDS, dependency_name
 from harness.validator import shared_crds_dir
 
 ROOT = Path(__file__).resolve().parents[1]

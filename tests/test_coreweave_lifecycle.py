@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
@@ -24,7 +25,7 @@ KUBECONFIG_STATUS = {
 FULL_STATUS = {**KUBECONFIG_STATUS, "cache": {"storageClassName": "shared-vast-delete"}}
 
 
-def validated(pool_manifest: dict, **live_spec: object) -> dict:
+def validated(pool_manifest: dict[str, Any], **live_spec: object) -> dict[str, Any]:
     """What provider-kubernetes reports for a NodePool CKS accepted."""
     live = copy.deepcopy(pool_manifest)
     live["spec"].update(live_spec)
@@ -46,7 +47,7 @@ WAITING = (
 )
 
 
-def retiring(pool_object: dict) -> dict:
+def retiring(pool_object: dict[str, Any]) -> dict[str, Any]:
     """A fixed pool's Object re-applied with Delete, on its way out."""
     body = copy.deepcopy(pool_object)
     body["spec"]["managementPolicies"] = [*expected.IN_CLUSTER_POLICIES, "Delete"]

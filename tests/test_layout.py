@@ -20,7 +20,7 @@ def module_name(path: Path) -> str:
 def imports(path: Path) -> set[str]:
     """The function.* modules a file imports (a `from function.x import y` counts as x and, when y
     is a module of it, x.y)."""
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("function"))
@@ -41,7 +41,8 @@ def within(folder: str) -> list[str]:
 
 def reached(start: str) -> set[str]:
     """Every function.* module start imports, directly or through others."""
-    seen, todo = set(), [start]
+    seen: set[str] = set()
+    todo = [start]
     while todo:
         for name in IMPORTS[todo.pop()] - seen:
             seen.add(name)
@@ -95,7 +96,7 @@ MAY_IMPORT = {
 
 def top_level_imports(path: Path) -> set[str]:
     """The repository's own top-level folders a file imports from (absolute imports only)."""
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)

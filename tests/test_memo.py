@@ -106,13 +106,17 @@ def answered(req: fnv1.RunFunctionRequest, memo: Memo = SERVICER.memo) -> bytes:
     """The answer as sent (from the tests' servicer's memo, unless given another), parsed as
     Crossplane parses it, in canonical bytes."""
     wire = runner.answer(req, memo).wire
-    return fnv1.RunFunctionResponse.FromString(wire).SerializeToString(deterministic=True)
+    canonical: bytes = fnv1.RunFunctionResponse.FromString(wire).SerializeToString(
+        deterministic=True
+    )
+    return canonical
 
 
 def composed_afresh(req: fnv1.RunFunctionRequest) -> bytes:
     rsp = response.to(req)
     runner.write(runner.run(req), rsp)
-    return rsp.SerializeToString(deterministic=True)
+    canonical: bytes = rsp.SerializeToString(deterministic=True)
+    return canonical
 
 
 XR, OBSERVED, REQUIRED = 0, 1, 2

@@ -84,7 +84,8 @@ def serving_throughout(*flags: str, side_ports_off: bool = True) -> Iterator[str
 
 def call(channel: grpc.Channel) -> fnv1.RunFunctionResponse:
     stub = grpcv1.FunctionRunnerServiceStub(channel)
-    return stub.RunFunction(request(coreweave_xr()), timeout=10)
+    rsp: fnv1.RunFunctionResponse = stub.RunFunction(request(coreweave_xr()), timeout=10)
+    return rsp
 
 
 def check_served(rsp: fnv1.RunFunctionResponse) -> None:

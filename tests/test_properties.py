@@ -565,7 +565,8 @@ def _grown(xr_json: str, rounds: int) -> str:
 
 def grown(xr: dict[str, Any], rounds: int) -> dict[str, dict[str, Any]]:
     """Observed resources after `rounds` reconciles with healthy providers (0: nothing yet)."""
-    return json.loads(_grown(json.dumps(xr, sort_keys=True), rounds))
+    observed: dict[str, dict[str, Any]] = json.loads(_grown(json.dumps(xr, sort_keys=True), rounds))
+    return observed
 
 
 @st.composite

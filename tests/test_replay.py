@@ -71,7 +71,7 @@ def run_reads(view: View, script: list[tuple[str, Any, Any, Any]]) -> list[Any]:
             seen.append(target.exists)
         elif accessor == "condition_at":
             at = arg if isinstance(arg, tuple) else ("conditions",)
-            seen.append(target.condition_status("Ready", at=at))  # type: ignore[arg-type]
+            seen.append(target.condition_status("Ready", at=at))
         elif accessor == "condition_status":
             seen.append(target.condition_status(arg) if isinstance(arg, str) else None)
         else:
@@ -113,7 +113,9 @@ def test_plan_holds_on_the_object_it_was_recorded_on(first: dict[str, Any], scri
 CONDITIONS = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
 
 # (first, second, reads, whether the plan holds): the edges a generator finds rarely.
-EDGES = [
+EDGES: list[
+    tuple[dict[str, Any] | None, dict[str, Any] | None, list[tuple[str, Any, Any, Any]], bool]
+] = [
     (CONDITIONS, None, [("exists", (), (), None)], False),
     (None, None, [("string", (), ("spec",), None)], True),
     (CONDITIONS, {"status": {"conditions": []}}, [("condition_status", (), "Ready", None)], False),

@@ -46,6 +46,7 @@ import io
 import json
 import random
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import pytest
@@ -131,6 +132,8 @@ class Walk(World):
     """A World whose providers, user and operator act at random."""
 
     stats: ClassVar[dict[tuple[str, int], dict[str, int]]] = {}
+    # The last spec the function composed: walk() sets it before the first step.
+    valid_spec: dict[str, Any]
 
     def __init__(self, kind: str, seed: int) -> None:
         self.kind = kind
@@ -225,7 +228,8 @@ class Walk(World):
 
     @property
     def pools(self) -> list[dict[str, Any]]:
-        return self.xr["spec"]["nodePools"]
+        pools: list[dict[str, Any]] = self.xr["spec"]["nodePools"]
+        return pools
 
     def keys(self, *kinds: str) -> list[str]:
         return sorted(k for k, v in self.observed.items() if v["kind"] in kinds)
@@ -517,8 +521,8 @@ class Walk(World):
             )
             self.xr["spec"]["kubernetesVersion"] = value
             return f"user set kubernetesVersion={value}"
-        if edit == "inline" and self.inline_index() is not None:
-            inline = pools[self.inline_index()]
+        if edit == "inline" and (index := self.inline_index()) is not None:
+            inline = pools[index]
             inline["size"] = rng.choice(CIVO_SIZES)
             inline["nodeCount"] = rng.randint(1, 4)
             return f"user edited the inline pool {inline['name']}"
@@ -533,7 +537,17 @@ class Walk(World):
             return "invalid edit: spec already invalid"
         pool = rng.choice(self.pools)
         field = "instanceType" if self.kind == CW else "size"
-        edits = {
+
+        def gpu_without_gpu() -> None:
+            pool["role"] = "GPU"
+            pool.pop("gpu", None)
+
+        def no_system_pool() -> None:
+            for p in self.pools:
+                if p.get("role") == "System":
+                    p["role"] = "GPU"
+
+        edits: dict[str, Callable[[], object]] = {
             "nodeCount=5000": lambda: pool.__setitem__("nodeCount", 5000),
             "role=TPU": lambda: pool.__setitem__("role", "TPU"),
             f"no {field}": lambda: pool.pop(field),
@@ -541,7 +555,7 @@ class Walk(World):
                 "zone" if self.kind == CW else "region", ""
             ),
             "no pools": lambda: self.xr["spec"].__setitem__("nodePools", []),
-            "GPU without gpu": lambda: (pool.__setitem__("role", "GPU"), pool.pop("gpu", None)),
+            "GPU without gpu": gpu_without_gpu,
             "min above max": lambda: pool.update(minNodeCount=9, maxNodeCount=3, nodeCount=3),
             "name with spaces": lambda: pool.__setitem__("name", "bad name"),
             "duplicate pool": lambda: self.pools.append(copy.deepcopy(pool)),
@@ -549,9 +563,7 @@ class Walk(World):
             "no role": lambda: pool.pop("role", None),
         }
         if self.kind == CIVO:
-            edits["no System pool"] = lambda: [
-                p.__setitem__("role", "GPU") for p in self.pools if p.get("role") == "System"
-            ]
+            edits["no System pool"] = no_system_pool
             edits["autoscaled workers"] = lambda: pool.update(
                 name="workers", maxNodeCount=max(pool.get("nodeCount", 1), 4)
             )
@@ -568,9 +580,11 @@ class Walk(World):
 
     def ev_input(self) -> str:
         rng = self.rng
+        step_input = self.step_input
+        assert step_input is not None, "a Walk is made with a step input and keeps it"
         if self.kind == CW:
             choice = rng.choice(["systemPool", "systemCount", "storageClass", "prefixes"])
-            cw = self.step_input.setdefault("coreweave", {})
+            cw = step_input.setdefault("coreweave", {})
             if choice == "systemPool":
                 cw.setdefault("systemPool", {})["instanceType"] = rng.choice(
                     ["cd-gp-i64-erapids", "cd-gp-a192-genoa"]
@@ -583,7 +597,7 @@ class Walk(World):
                 cw["vpcPrefixes"] = rng.choice([{}, {"pod": "10.64.0.0/13"}])
             return f"operator changed coreweave {choice}"
         choice = rng.choice(["cni", "applications", "chart"])
-        civo = self.step_input.setdefault("civo", {})
+        civo = step_input.setdefault("civo", {})
         if choice == "cni":
             civo["cni"] = rng.choice(["flannel", "cilium"])
         elif choice == "applications":
