@@ -7,12 +7,13 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .kube import Kind, Kube
+from .xr import Composed
 
 COMPOSITE_LABEL = "crossplane.io/composite"
 
@@ -184,6 +185,14 @@ class WatchLog:
                 if change.type == "DELETED" and change.kind == kind and change.name == name:
                     return change.at
         return None
+
+    def deletion_times(self, composed: Mapping[str, Composed]) -> dict[str, float]:
+        """When each of these composed objects, by key, was seen deleted; fails naming the
+        ones whose deletion was never seen."""
+        seen = {key: self.deleted_at(ref.kind, ref.name) for key, ref in composed.items()}
+        times = {key: at for key, at in seen.items() if at is not None}
+        assert times.keys() == seen.keys(), f"deletions not seen: {seen}"
+        return times
 
 
 def format_churn(xr: str, rows: list[dict[str, Any]]) -> str:

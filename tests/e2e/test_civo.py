@@ -157,10 +157,7 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
             lambda: api.get(kinds.SECRET, secret_name, namespace) is None,
             CONVERGE_SECONDS,
         )
-        deleted = {key: log.deleted_at(ref.kind, ref.name) for key, ref in last.items()}
-        assert all(deleted.values()), f"deletions not seen: {deleted}"
-        # Every key, each with its time, after that assert.
-        at = {key: seen for key, seen in deleted.items() if seen is not None}
+        at = log.deletion_times(last)
         assert at["civo-cluster"] < at["network"], "network deleted before the cluster"
         assert at["civo-cluster"] < at["firewall"], "firewall deleted before the cluster"
     finally:

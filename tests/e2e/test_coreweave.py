@@ -294,10 +294,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         # the cloud deleted the cluster, which took them with it (as CKS does).
         look = suite.clusters.last_looks[cks.cluster_id]
         assert look.nodepools == sorted([SYSTEM_POOL, *(p["name"] for p in kept_pools)])
-        deleted = {key: log.deleted_at(ref.kind, ref.name) for key, ref in last.items()}
-        assert all(deleted.values()), f"deletions not seen: {deleted}"
-        # Every key, each with its time, after that assert.
-        at = {key: seen for key, seen in deleted.items() if seen is not None}
+        at = log.deletion_times(last)
         assert at["cks-cluster"] < at["vpc"], "VPC deleted before the cluster"
         assert at["kubernetes-providerconfig"] < at["kubeconfig"], (
             "kubeconfig deleted before its user"

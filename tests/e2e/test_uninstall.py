@@ -43,6 +43,7 @@ from harness.e2e.binaries import REPO
 from harness.e2e.kube import WaitTimedOut, condition, is_true, wait_for
 from harness.e2e.packages import (
     API_NAMES,
+    PARENT_PACKAGE,
     brought_by_configurations,
     configuration_reference,
     identities,
@@ -124,18 +125,17 @@ def wait_unhealthy_with(api: Any, name: str, message: str, description: str) -> 
         found = condition(api.get(kinds.CONFIGURATION, name), "Healthy")
         text = str(found.get("message", ""))
         note(f"{name}: {found.get('status')}: {text}")
-        for revision in api.list(kinds.CONFIGURATION_REVISION):
-            if revision["metadata"].get("labels", {}).get("pkg.crossplane.io/package") == name:
-                said = condition(revision, "Healthy")
-                deleting = " (deleting)" if revision["metadata"].get("deletionTimestamp") else ""
-                note(
-                    f"{revision['metadata']['name']} {revision['metadata']['uid']}{deleting}: "
-                    f"{said.get('status')}: {said.get('message', '')}"
-                )
+        for revision in api.list(kinds.CONFIGURATION_REVISION, labels=f"{PARENT_PACKAGE}={name}"):
+            said = condition(revision, "Healthy")
+            deleting = " (deleting)" if revision["metadata"].get("deletionTimestamp") else ""
+            note(
+                f"{revision['metadata']['name']} {revision['metadata']['uid']}{deleting}: "
+                f"{said.get('status')}: {said.get('message', '')}"
+            )
         return text if found.get("status") == "False" and message in text else ""
 
     try:
-        return str(wait_for(description, probe, INSTALL_SECONDS))
+        return wait_for(description, probe, INSTALL_SECONDS)
     except WaitTimedOut as timed_out:
         raise WaitTimedOut(f"{timed_out}; seen meanwhile: {seen}"[:8000]) from None
 
@@ -147,9 +147,8 @@ def uid_of(api: Any, kind: Any, name: str) -> str:
 def active_function_revision(api: Any) -> dict[str, Any] | None:
     revisions = [
         r
-        for r in api.list(kinds.FUNCTION_REVISION)
-        if r["metadata"].get("labels", {}).get("pkg.crossplane.io/package") == FUNCTION
-        and r["spec"].get("desiredState") == "Active"
+        for r in api.list(kinds.FUNCTION_REVISION, labels=f"{PARENT_PACKAGE}={FUNCTION}")
+        if r["spec"].get("desiredState") == "Active"
     ]
     return revisions[0] if len(revisions) == 1 else None
 
