@@ -135,14 +135,7 @@ def bring_up_only(
                 created=len(mine),
                 ready_seconds=tuple(ready[m.name] for m in mine if m.name in ready),
                 expected_calls=engine.calls_per_converged_reconcile(mine[0].requires_resources),
-                reconciles=0,
-                calls=0,
-                memoised=0,
-                as_expected=0,
                 without_reconcile=len(mine),
-                real_changes=0,
-                breaker_events=0,
-                breaker_opened=0,
             )
         )
     return figures

@@ -36,19 +36,20 @@ class KindFigures:
     ready_seconds: tuple[float, ...]
     # The engine's calls per converged reconcile for this kind (harness/e2e/engine.py).
     expected_calls: int
-    reconciles: int
-    calls: int
-    memoised: int
+    # The idle window's sums below: none for a run that never reached it.
+    reconciles: int = 0
+    calls: int = 0
+    memoised: int = 0
     # XRs whose every reconcile in the window took exactly expected_calls.
-    as_expected: int
+    as_expected: int = 0
     # XRs no reconcile of which began in the window.
-    without_reconcile: int
+    without_reconcile: int = 0
     # Watch events in the window that changed something (not only the Responsive condition).
-    real_changes: int
+    real_changes: int = 0
     # Watch events in the window that were only Crossplane's circuit breaker (Responsive).
-    breaker_events: int
+    breaker_events: int = 0
     # XRs that reported Responsive=False (watch circuit open) at some point before the window.
-    breaker_opened: int
+    breaker_opened: int = 0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import psutil
@@ -26,6 +26,7 @@ from harness.e2e.watchlog import Change, WatchLog, explain
 # Crossplane logs this message as each reconcile begins (harness/e2e/calls.py); the
 # reconciles are read from a copy of the log holding only these lines, once per XR.
 RECONCILING = "\tReconciling\t"
+HARNESS_ROLE = "harness: fake providers, watch log (this Python process)"
 # Process names of ProcessGroup, grouped as a user would see them: the role, the names (a
 # trailing "*" matches a prefix), and whether it is part of the control plane a user runs.
 ROLES: tuple[tuple[str, str, bool], ...] = (
@@ -42,8 +43,9 @@ ROLES: tuple[tuple[str, str, bool], ...] = (
     # plane.
     ("kube-apiserver of each fake Civo cluster", "civo-cluster-*", False),
     ("kube-apiserver of each fake CKS cluster", "cks-cluster-*", False),
+    # Usages.harness, read under this name as a process of its own.
+    (HARNESS_ROLE, HARNESS_ROLE, False),
 )
-HARNESS_ROLE = "harness: fake providers, watch log (this Python process)"
 # The function's histogram of the time each call spent in it: its sum is every call's seconds.
 CALL_SECONDS_SUM = "inference_clusters_call_seconds_sum"
 
@@ -143,47 +145,32 @@ def costs(start: Usages, end: Usages, errors: list[str] | None) -> list[Cost]:
     With `errors`, a process that is not the same one at both readings (it exited or was
     restarted) is an error there, not a cost; without, one that started in between (a Civo
     cluster's API server, during bring-up) counts from its start."""
-    cpu: dict[str, float] = defaultdict(float)
-    count: dict[str, int] = defaultdict(int)
-    rss: dict[str, int] = defaultdict(int)
-    peak: dict[str, int] = defaultdict(int)
-    plane: dict[str, bool] = {}
-    for name, used in end.usage.items():
+    totals: dict[str, Cost] = {}
+    starts = {**start.usage, HARNESS_ROLE: start.harness}
+    for name, used in {**end.usage, HARNESS_ROLE: end.harness}.items():
         found = _role_of(name)
         if found is None:
             continue
         role, control_plane = found
-        before = start.usage.get(name)
+        before = starts.get(name)
         if before is None or before.pid != used.pid:
             if errors is not None:
                 errors.append(f"process {name} was not the same process at the window's start")
                 continue
             before = dataclasses.replace(used, cpu_seconds=0.0)
-        cpu[role] += used.cpu_seconds - before.cpu_seconds
-        count[role] += 1
-        rss[role] += used.rss_bytes
-        peak[role] += used.peak_rss_bytes
-        plane[role] = control_plane
+        so_far = totals.get(role, Cost(role, 0, 0.0, 0, 0, control_plane))
+        totals[role] = Cost(
+            role,
+            so_far.processes + 1,
+            so_far.cpu_seconds + (used.cpu_seconds - before.cpu_seconds),
+            so_far.rss_bytes + used.rss_bytes,
+            so_far.peak_rss_bytes + used.peak_rss_bytes,
+            control_plane,
+        )
     if errors is not None:
         for name in start.usage.keys() - end.usage.keys():
             errors.append(f"process {name} exited during the idle window")
-    found_costs = [
-        Cost(role, count[role], cpu[role], rss[role], peak[role], plane[role])
-        for role, _, _ in ROLES
-        if role in cpu
-    ]
-    harness = end.harness
-    found_costs.append(
-        Cost(
-            HARNESS_ROLE,
-            1,
-            harness.cpu_seconds - start.harness.cpu_seconds,
-            harness.rss_bytes,
-            harness.peak_rss_bytes,
-            control_plane=False,
-        )
-    )
-    return found_costs
+    return [totals[role] for role, _, _ in ROLES if role in totals]
 
 
 def memo(start: Sample, end: Sample) -> Memo:
@@ -203,19 +190,6 @@ def _reconciling_lines(crossplane_log: Path, into: Path) -> Path:
     return into
 
 
-@dataclasses.dataclass
-class _KindTotals:
-    created: int = 0
-    reconciles: int = 0
-    calls: int = 0
-    memoised: int = 0
-    as_expected: int = 0
-    without_reconcile: int = 0
-    real_changes: int = 0
-    breaker_events: int = 0
-    breaker_opened: int = 0
-
-
 def per_kind(
     suite: Suite,
     members: list[Member],
@@ -233,14 +207,12 @@ def per_kind(
     reconciling = _reconciling_lines(
         plane.crossplane_log, plane.processes.log_dir / "crossplane.reconciling.log"
     )
-    totals: dict[str, _KindTotals] = defaultdict(_KindTotals)
+    totals: dict[str, Counter[str]] = defaultdict(Counter)
     expected: dict[str, int] = {}
     for member in members:
         kind = member.kind.kind
         figure = suite.engine.calls_per_converged_reconcile(member.requires_resources)
         expected[kind] = figure
-        total = totals[kind]
-        total.created += 1
         found = reconciles_of(
             calls,
             read_reconciles(reconciling, member.kind, member.namespace, member.name),
@@ -248,38 +220,35 @@ def per_kind(
             start.usages.utc,
             end.usages.utc,
         )
-        total.reconciles += found.reconciles
-        total.calls += found.calls
-        total.memoised += found.memoised
-        total.without_reconcile += found.reconciles == 0
         at_figure = found.reconciles > 0 and found.every_reconcile_took(figure)
-        total.as_expected += at_figure
         if not at_figure:
             off_figure.append(f"{member.described}: {found}")
         real, breaker = _window_changes(log, member, start.usages.at, end.usages.at)
-        total.real_changes += len(real)
-        total.breaker_events += len(breaker)
         changes_seen += [
             f"{c.type} {c.kind} {c.namespace}/{c.name} rv={c.resource_version} {c.conditions}"
             for c in real
         ]
-        total.breaker_opened += _breaker_opened(log, member, start.usages.at)
+        # Every field of KindFigures that sums over the kind's XRs (as ints: the first update
+        # of a Counter stores its values as given).
+        totals[kind].update(
+            created=1,
+            reconciles=found.reconciles,
+            calls=found.calls,
+            memoised=found.memoised,
+            as_expected=int(at_figure),
+            without_reconcile=int(found.reconciles == 0),
+            real_changes=len(real),
+            breaker_events=len(breaker),
+            breaker_opened=int(_breaker_opened(log, member, start.usages.at)),
+        )
     return [
         KindFigures(
             kind=kind,
-            created=total.created,
             ready_seconds=tuple(
                 ready[m.name] for m in members if m.kind.kind == kind and m.name in ready
             ),
             expected_calls=expected[kind],
-            reconciles=total.reconciles,
-            calls=total.calls,
-            memoised=total.memoised,
-            as_expected=total.as_expected,
-            without_reconcile=total.without_reconcile,
-            real_changes=total.real_changes,
-            breaker_events=total.breaker_events,
-            breaker_opened=total.breaker_opened,
+            **total,
         )
         for kind, total in totals.items()
     ]
