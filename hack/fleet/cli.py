@@ -16,6 +16,7 @@ completed; 1 otherwise (the report says what happened); 2 when the binaries are 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import math
 import os
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 from hack.fleet import about, bench, errors, fakecloud, lifecycle, window
@@ -225,12 +227,6 @@ def main(argv: list[str] | None = None) -> int:
         civo_autoscaled=sum(1 for m in members if autoscaled(m) and m.kind.kind == "CivoCluster"),
         reconcile_rate=args.reconcile_rate,
         window_seconds=args.window,
-        kinds=[],
-        costs=[],
-        memo=None,
-        errors=[],
-        deletion=[],
-        notes=[],
         work_dir=str(work),
         bench=bench.concurrent(),
     )
@@ -265,6 +261,23 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if succeeded else 1
 
 
+@contextlib.contextmanager
+def _phase(run: Run, suite: Suite, phase: str) -> Iterator[window.Usages]:
+    """Adds the block to `run` as `phase` of the function's per-call figures: its calls, and the
+    CPU of every process, from before the block to after it; yields the usages at its start."""
+    log_dir = suite.plane.processes.log_dir
+    counters_before = window.function_counters(window.scrape_function(suite))
+    before = window.usages_now(log_dir)
+    yield before
+    after = window.usages_now(log_dir)
+    # Right after the usages: calls keep arriving, and both readings must close the same span.
+    counters_after = window.function_counters(window.scrape_function(suite))
+    costs = window.costs(before, after, None)
+    run.per_call.append(
+        per_call(phase, after.at - before.at, counters_before, counters_after, costs)
+    )
+
+
 def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namespace) -> bool:
     """Creates the fleet, waits for Ready, measures the idle window; fills `run`. True when the
     whole fleet converged and nothing changed in the window."""
@@ -272,42 +285,17 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     # The fake cloud's requests, counted: its share of the API server's load.
     suite.cloud.api = CountingKube(suite.plane)
     names = {m.name for m in members}
-    log_dir = suite.plane.processes.log_dir
     say(f"the function with no XR, {UPKEEP_SECONDS:g} s ...")
-    quiet_from = window.function_counters(window.scrape_function(suite))
-    quiet_before = window.usages_now(log_dir)
-    time.sleep(UPKEEP_SECONDS)
-    quiet_after = window.usages_now(log_dir)
-    run.per_call.append(
-        per_call(
-            UPKEEP,
-            quiet_after.at - quiet_before.at,
-            quiet_from,
-            window.function_counters(window.scrape_function(suite)),
-            window.costs(quiet_before, quiet_after, None),
-        )
-    )
+    with _phase(run, suite, UPKEEP):
+        time.sleep(UPKEEP_SECONDS)
     say(f"creating {len(members)} XRs ...")
-    function_at_creation = window.function_counters(window.scrape_function(suite))
-    before = window.usages_now(log_dir)
-    sent = lifecycle.create(api, members)
-    ready = lifecycle.wait_ready(api, members, args.converge_timeout)
-    after = window.usages_now(log_dir)
-    # Right after the usages: calls keep arriving, and both readings must close the same span.
-    function_at_ready = window.function_counters(window.scrape_function(suite))
+    with _phase(run, suite, BRING_UP) as bring_up_started:
+        sent = lifecycle.create(api, members)
+        ready = lifecycle.wait_ready(api, members, args.converge_timeout)
+    run.bring_up_seconds = run.per_call[-1].seconds
     sent_within = max(sent.values()) - min(sent.values())
-    run.bring_up_seconds = after.at - before.at
-    run.per_call.append(
-        per_call(
-            BRING_UP,
-            run.bring_up_seconds,
-            function_at_creation,
-            function_at_ready,
-            window.costs(before, after, None),
-        )
-    )
     took = lifecycle.ready_seconds(log, members, sent)
-    harness_notes(run, suite, members, sent_within, before.at)
+    harness_notes(run, suite, members, sent_within, bring_up_started.at)
     if ready != names:
         say(f"only {len(ready)} of {len(members)} XRs Ready after {args.converge_timeout:.0f} s")
         run.kinds = bring_up_only(members, took, suite.engine)

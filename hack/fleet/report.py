@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 SECONDS_PER_HOUR = 3600.0
 MIB = 1024 * 1024
@@ -157,13 +157,14 @@ class Run:
     # Crossplane core's --max-reconcile-rate: each controller's reconcile workers.
     reconcile_rate: int
     window_seconds: float
-    kinds: list[KindFigures]
-    costs: list[Cost]
-    memo: Memo | None
-    errors: list[str]
-    deletion: list[str]
-    notes: list[str]
     work_dir: str
+    # What the run measured and saw, filled in as it goes.
+    kinds: list[KindFigures] = dataclasses.field(default_factory=list)
+    costs: list[Cost] = dataclasses.field(default_factory=list)
+    memo: Memo | None = None
+    errors: list[str] = dataclasses.field(default_factory=list)
+    deletion: list[str] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
     # From the first XR sent to the whole fleet Ready (or the converge timeout).
     bring_up_seconds: float = math.nan
     # Problems counted in the idle window (changes, Warning events, Synced=False, ERROR lines,
@@ -218,29 +219,47 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join([line, rule, *body])
 
 
+# The tables with a row per kind: each column's header, and its cell for one kind.
+READY_COLUMNS: tuple[tuple[str, Callable[[KindFigures], str]], ...] = (
+    ("kind", lambda k: k.kind),
+    ("Ready / created", lambda k: f"{len(k.ready_seconds)} / {k.created}"),
+    ("p50 s", lambda k: fmt(percentile(k.ready_seconds, 50))),
+    ("p90 s", lambda k: fmt(percentile(k.ready_seconds, 90))),
+    ("max s", lambda k: fmt(max(k.ready_seconds, default=math.nan))),
+)
+CALLS_COLUMNS: tuple[tuple[str, Callable[[KindFigures], str]], ...] = (
+    ("kind", lambda k: k.kind),
+    ("reconciles", lambda k: str(k.reconciles)),
+    ("calls", lambda k: str(k.calls)),
+    ("calls / reconcile", lambda k: fmt(ratio(k.calls, k.reconciles), 2)),
+    ("engine's figure", lambda k: str(k.expected_calls)),
+    ("XRs at the figure", lambda k: f"{k.as_expected} / {k.created}"),
+    ("memoised", lambda k: f"{k.memoised} / {k.calls}"),
+    ("changes", lambda k: str(k.real_changes)),
+)
+
+
+def kinds_table(
+    columns: Sequence[tuple[str, Callable[[KindFigures], str]]], kinds: Sequence[KindFigures]
+) -> str:
+    return table(
+        [header for header, _ in columns], [[cell(k) for _, cell in columns] for k in kinds]
+    )
+
+
 def ready_row(figures: KindFigures) -> list[str]:
-    times = figures.ready_seconds
-    return [
-        figures.kind,
-        f"{len(times)} / {figures.created}",
-        fmt(percentile(times, 50)),
-        fmt(percentile(times, 90)),
-        fmt(max(times) if times else math.nan),
-    ]
+    return [cell(figures) for _, cell in READY_COLUMNS]
 
 
-def calls_row(figures: KindFigures) -> list[str]:
-    xrs = figures.created
-    return [
-        figures.kind,
-        str(figures.reconciles),
-        str(figures.calls),
-        fmt(ratio(figures.calls, figures.reconciles), 2),
-        str(figures.expected_calls),
-        f"{figures.as_expected} / {xrs}",
-        f"{figures.memoised} / {figures.calls}",
-        str(figures.real_changes),
-    ]
+COST_HEADER = (
+    "process",
+    "processes",
+    "CPU s in window",
+    "CPU s per XR-hour",
+    "share of control plane",
+    "RSS MiB (end)",
+    "peak RSS MiB",
+)
 
 
 def cost_rows(costs: Sequence[Cost], xrs: int, window_seconds: float) -> list[list[str]]:
@@ -354,22 +373,30 @@ def _above_upkeep(figures: PerCall, upkeep: float) -> float:
     )
 
 
+# The per-call table: each column's header, and its cell for one phase given the upkeep (the
+# function's CPU seconds per second with no calls).
+PER_CALL_COLUMNS: tuple[tuple[str, Callable[[PerCall, float], str]], ...] = (
+    ("phase", lambda p, _: p.phase),
+    ("seconds", lambda p, _: fmt(p.seconds, 0)),
+    ("calls", lambda p, _: str(p.calls)),
+    ("memo hits", lambda p, _: str(p.memo_hits)),
+    ("hit share", lambda p, _: _percent(p.memo_hits, p.calls)),
+    ("function CPU s", lambda p, _: fmt(p.cpu_seconds, 2)),
+    ("CPU µs per call", lambda p, _: fmt(_us_per_call(p), 0)),
+    ("beyond upkeep, µs per call", lambda p, upkeep: fmt(_above_upkeep(p, upkeep), 0)),
+    ("calls per second", lambda p, _: fmt(ratio(p.calls, p.seconds), 2)),
+    (
+        "in calls, µs per call",
+        lambda p, _: fmt(MICROSECONDS_PER_SECOND * ratio(p.call_seconds, p.calls), 0),
+    ),
+    # A converged call spends about 50 µs in the function: its share of a quiet window is
+    # hundredths of a percent.
+    ("in calls, share of the phase", lambda p, _: _percent(p.call_seconds, p.seconds, 2)),
+)
+
+
 def per_call_row(figures: PerCall, upkeep: float = math.nan) -> list[str]:
-    return [
-        figures.phase,
-        fmt(figures.seconds, 0),
-        str(figures.calls),
-        str(figures.memo_hits),
-        _percent(figures.memo_hits, figures.calls),
-        fmt(figures.cpu_seconds, 2),
-        fmt(_us_per_call(figures), 0),
-        fmt(_above_upkeep(figures, upkeep), 0),
-        fmt(ratio(figures.calls, figures.seconds), 2),
-        fmt(MICROSECONDS_PER_SECOND * ratio(figures.call_seconds, figures.calls), 0),
-        # A converged call spends about 50 µs in the function: its share of a quiet window is
-        # hundredths of a percent.
-        _percent(figures.call_seconds, figures.seconds, 2),
-    ]
+    return [cell(figures, upkeep) for _, cell in PER_CALL_COLUMNS]
 
 
 def per_call_method(reconcile_rate: int, size: int) -> str:
@@ -538,34 +565,13 @@ def render(run: Run) -> str:
         if function is not None
         else "Function RSS: not measured (no idle window)."
     )
-    calls_header = [
-        "kind",
-        "reconciles",
-        "calls",
-        "calls / reconcile",
-        "engine's figure",
-        "XRs at the figure",
-        "memoised",
-        "changes",
-    ]
-    cost_header = [
-        "process",
-        "processes",
-        "CPU s in window",
-        "CPU s per XR-hour",
-        "share of control plane",
-        "RSS MiB (end)",
-        "peak RSS MiB",
-    ]
-    sections = [
+    blocks = [
         "# Fleet on a real control plane",
-        "",
         wrap(
             f"Generated by `{run.command}` (`hack/fleet/`), {run.date}. How the figures are "
             "measured, and what they are not, is in bench/README.md (*The fleet*) and the notes "
             "at the end."
         ),
-        "",
         _bullets(
             [
                 f"Fleet: **N = {run.size}** CoreWeaveClusters and N CivoClusters ({xrs} XRs), "
@@ -587,32 +593,17 @@ def render(run: Run) -> str:
             ],
             "",
         ),
-        "",
         "## Headline",
-        "",
         _bullets(headline(run), ""),
-        "",
         "## Time to Ready (creation to Ready=True, per XR)",
-        "",
-        table(
-            ["kind", "Ready / created", "p50 s", "p90 s", "max s"],
-            [ready_row(k) for k in run.kinds],
-        ),
-        "",
+        kinds_table(READY_COLUMNS, run.kinds),
         "## Idle window: calls per converged reconcile",
-        "",
-        table(calls_header, [calls_row(k) for k in run.kinds]),
-        "",
+        kinds_table(CALLS_COLUMNS, run.kinds),
         "XRs not at the figure, with their calls per reconcile:",
-        "",
         _bullets(run.off_figure, "none"),
-        "",
         "## Memo hit ratio in the idle window",
-        "",
         _bullets(_memo_lines(run.memo), ""),
-        "",
         "## Circuit breaker",
-        "",
         _bullets(
             [
                 f"{k.kind}: {k.breaker_opened} of {k.created} XRs reported Responsive=False "
@@ -622,51 +613,24 @@ def render(run: Run) -> str:
             ],
             "no XR kinds",
         ),
-        "",
         "## Errors",
-        "",
         _bullets(run.errors, "none seen"),
-        "",
         "## CPU per converged XR-hour, and memory",
-        "",
-        table(cost_header, cost_rows(run.costs, xrs, run.window_seconds)),
-        "",
+        table(COST_HEADER, cost_rows(run.costs, xrs, run.window_seconds)),
         wrap(function_memory),
-        "",
         "## The function per call: bring-up beside the idle window",
-        "",
         table(
-            [
-                "phase",
-                "seconds",
-                "calls",
-                "memo hits",
-                "hit share",
-                "function CPU s",
-                "CPU µs per call",
-                "beyond upkeep, µs per call",
-                "calls per second",
-                "in calls, µs per call",
-                "in calls, share of the phase",
-            ],
+            [header for header, _ in PER_CALL_COLUMNS],
             [per_call_row(p, upkeep) for p in run.per_call],
         ),
-        "",
         wrap(per_call_method(run.reconcile_rate, run.size)),
-        "",
         wrap(per_call_comparison(run.per_call, run.bench, run.machine.get("cores", "?"))),
-        "",
         "## Deletion",
-        "",
         _bullets(run.deletion, "not attempted"),
-        "",
         "## How to read these figures when sizing a control plane",
-        "",
         sizing(run),
-        "",
         "## Notes: how it is measured, and what the harness adds",
-        "",
         _bullets(run.notes, "none"),
-        "",
     ]
-    return "\n".join(sections)
+    # A blank line between blocks, and one newline at the end.
+    return "\n\n".join(blocks) + "\n"
