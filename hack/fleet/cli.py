@@ -234,12 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     succeeded = False
     try:
         say(f"control plane ({engine.label}) in {work} ...")
-        suite = start(
-            work,
-            binaries,
-            engine,
-            crossplane_flags=(f"--max-reconcile-rate={args.reconcile_rate}",),
-        )
+        rate = f"--max-reconcile-rate={args.reconcile_rate}"
+        suite = start(work, binaries, engine, crossplane_flags=(rate,))
         try:
             succeeded = measure(run, suite, members, args)
         except Exception as error:  # what was measured is still worth a report, and deletion

@@ -74,11 +74,8 @@ def warning_events(api: Kube, window_start: datetime.datetime) -> Found:
         key = (event.get("involvedObject", {}).get("kind", ""), event.get("reason", ""))
         at = _event_time(event)
         when = datetime.datetime.fromisoformat(at.replace("Z", "+00:00")) if at else None
-        count = int(event.get("count") or 1)
-        if when is not None and when >= window_start:
-            inside[key] += count
-        else:
-            before[key] += count
+        in_window = when is not None and when >= window_start
+        (inside if in_window else before)[key] += int(event.get("count") or 1)
         example.setdefault(key, str(event.get("message", ""))[:EXAMPLE_CHARS])
     lines = [
         f"Warning events, {kind} {reason}: {before[kind, reason]} before the window, "

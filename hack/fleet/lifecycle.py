@@ -147,16 +147,13 @@ def delete(suite: Suite, members: list[Member], timeout: float) -> list[str]:
         time.sleep(POLL_SECONDS)
         xrs, composed = _remaining(api, members)
     took = time.monotonic() - started
-    lines = []
-    if xrs or composed:
-        lines.append(
-            f"**Incomplete** after {took:.0f} s: {xrs} XRs and {composed} composed objects "
-            "still in the API server."
-        )
-    else:
-        lines.append(f"Complete: every XR and everything it composed gone in {took:.0f} s.")
-    lines += _leftovers(suite)
-    return lines
+    said = (
+        f"**Incomplete** after {took:.0f} s: {xrs} XRs and {composed} composed objects still in "
+        "the API server."
+        if xrs or composed
+        else f"Complete: every XR and everything it composed gone in {took:.0f} s."
+    )
+    return [said, *_leftovers(suite)]
 
 
 def _leftovers(suite: Suite) -> list[str]:

@@ -75,8 +75,8 @@ class Sample:
     """Everything read at one edge of the window."""
 
     usages: Usages
-    # The function's metrics, checked against its log (None when they disagreed: see errors).
-    function: Counted | None
+    # The function's calls and memo hits as its metrics and its log count them: one reading,
+    # checked against the other, unless they disagreed (then an error of the window).
     function_metrics: Counted
     function_logged: Counted
     function_text: str
@@ -112,7 +112,6 @@ def take(suite: Suite, errors: list[str]) -> Sample:
     cloud = suite.cloud.api
     return Sample(
         usages=usages,
-        function=checked,
         function_metrics=checked or counted(function_text),
         function_logged=checked or logged(function_log),
         function_text=function_text,
