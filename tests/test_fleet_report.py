@@ -93,8 +93,6 @@ def _kind(ready: tuple[float, ...], created: int = 4) -> KindFigures:
         calls=8,
         memoised=8,
         as_expected=4,
-        without_reconcile=0,
-        real_changes=0,
         breaker_events=2,
         breaker_opened=3,
     )
@@ -225,23 +223,14 @@ def _prose(text: str) -> str:
 
 
 METHOD = "How many calls Crossplane had in flight at once is not measured. Crossplane ran with "
+AT_ONCE = "every XR of a kind can reconcile, and call the function, at the same time."
 
 
 @pytest.mark.parametrize(
     ("rate", "size", "expected"),
     [
-        (
-            100,
-            32,
-            "`--max-reconcile-rate=100`: with 32 XRs of each kind, every XR of a kind can "
-            "reconcile, and call the function, at the same time.",
-        ),
-        (
-            32,
-            32,
-            "`--max-reconcile-rate=32`: with 32 XRs of each kind, every XR of a kind can "
-            "reconcile, and call the function, at the same time.",
-        ),
+        (100, 32, f"`--max-reconcile-rate=100`: with 32 XRs of each kind, {AT_ONCE}"),
+        (32, 32, f"`--max-reconcile-rate=32`: with 32 XRs of each kind, {AT_ONCE}"),
         (
             10,
             32,
@@ -339,7 +328,6 @@ def _run() -> Run:
         kinds=[_kind((10.0, 20.0), created=2), _kind((30.0, 40.0), created=2)],
         costs=[Cost("function", 1, 2.0, 64 * MIB, 65 * MIB), Cost("etcd", 1, 6.0, MIB, MIB)],
         memo=Memo(metric_calls=8, metric_hits=8, log_calls=8, log_hits=8),
-        errors=[],
         deletion=["Complete: every XR and everything it composed gone in 42 s."],
         notes=["a note"],
         work_dir="fic-fleet-x",

@@ -97,9 +97,8 @@ def function_counters(text: str, calls: Counted | None = None) -> FunctionCounte
 
 def take(suite: Suite, errors: list[str]) -> Sample:
     """Reads every process's usage and the function's metrics (as its log counts them), now."""
-    runtime = suite.runtime
     log_dir = suite.plane.processes.log_dir
-    ports = runtime.side_ports[FUNCTION_PROCESS]
+    ports = suite.runtime.side_ports[FUNCTION_PROCESS]
     function_log = log_dir / f"{FUNCTION_PROCESS}.log"
     checked: Counted | None
     try:
@@ -108,10 +107,9 @@ def take(suite: Suite, errors: list[str]) -> Sample:
         errors.append(f"function metrics and log disagree: {error}")
         checked = None
     function_text = scrape(ports)
-    usages = usages_now(log_dir)
     cloud = suite.cloud.api
     return Sample(
-        usages=usages,
+        usages=usages_now(log_dir),
         function_metrics=checked or counted(function_text),
         function_logged=checked or logged(function_log),
         function_text=function_text,
