@@ -9,6 +9,7 @@ import hashlib
 import os
 import platform
 import statistics
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import grpc
@@ -72,6 +73,16 @@ def per(value: float, base: float) -> float:
 
 def fmt(value: float, digits: int = 2) -> str:
     return "n/a" if value != value else f"{value:.{digits}f}"  # noqa: PLR0124 - NaN check
+
+
+def times(ratios: list[float]) -> str:
+    return " / ".join(f"{fmt(r)}x" for r in ratios)
+
+
+def rows_table(rows: Iterable[dict[str, str]]) -> str:
+    """A table of rows by column name; the columns are the first row's (every run has one)."""
+    listed = list(rows)
+    return table(list(listed[0]), [list(row.values()) for row in listed])
 
 
 @dataclasses.dataclass
@@ -139,41 +150,24 @@ class Report:
         return next(c for c in self.cells if c.scenario is scenario and c.fleet == fleet)
 
     def fleet_table(self) -> str:
-        rows = []
-        for cell in self.cells:
-            st = cell.stats
-            rows.append(
-                [
-                    cell.scenario.kind,
-                    cell.scenario.shape,
-                    str(cell.fleet),
-                    fmt(cell.p("function", 50), 3),
-                    fmt(cell.p("function", 99), 3),
-                    fmt(cell.p("noop", 50), 3),
-                    fmt(cell.p("noop", 99), 3),
-                    fmt(cell.p("replay", 50), 3),
-                    f"{fmt(cell.ratio())} / {fmt(cell.ratio(q=99))}",
-                    fmt(cell.ratio("replay")),
-                    " / ".join(fmt(st[r].cpu_us, 0) for r in ROLES),
-                    str(sum(st[r].errors + st[r].bad for r in ROLES)),
-                ]
-            )
-        return table(
-            [
-                "XR",
-                "request shape",
-                "fleet",
-                "fn p50 ms",
-                "fn p99 ms",
-                "no-op p50",
-                "no-op p99",
-                "replay p50",
-                "x no-op p50 / p99",
-                "x replay p50",
-                "server CPU µs/call fn / no-op / replay",
-                "errors",
-            ],
-            rows,
+        return rows_table(
+            {
+                "XR": cell.scenario.kind,
+                "request shape": cell.scenario.shape,
+                "fleet": str(cell.fleet),
+                "fn p50 ms": fmt(cell.p("function", 50), 3),
+                "fn p99 ms": fmt(cell.p("function", 99), 3),
+                "no-op p50": fmt(cell.p("noop", 50), 3),
+                "no-op p99": fmt(cell.p("noop", 99), 3),
+                "replay p50": fmt(cell.p("replay", 50), 3),
+                "x no-op p50 / p99": f"{fmt(cell.ratio())} / {fmt(cell.ratio(q=99))}",
+                "x replay p50": fmt(cell.ratio("replay")),
+                "server CPU µs/call fn / no-op / replay": " / ".join(
+                    fmt(cell.stats[r].cpu_us, 0) for r in ROLES
+                ),
+                "errors": str(sum(cell.stats[r].errors + cell.stats[r].bad for r in ROLES)),
+            }
+            for cell in self.cells
         )
 
     def memory_table(self) -> str:
@@ -189,48 +183,32 @@ class Report:
             rows,
         )
 
+    @staticmethod
+    def metrics_row(cell: Cell) -> dict[str, str]:
+        off, on = cell.stats["function"], cell.stats[METERED]
+        return {
+            "XR": cell.scenario.kind,
+            "request shape": cell.scenario.shape,
+            "fleet": str(cell.fleet),
+            "p50 ms off / on": f"{fmt(cell.p('function', 50), 3)} / {fmt(cell.p(METERED, 50), 3)}",
+            "p99 ms off / on": f"{fmt(cell.p('function', 99), 3)} / {fmt(cell.p(METERED, 99), 3)}",
+            "x no-op p50 off / control / on": f"{fmt(cell.ratio(), 3)} / "
+            f"{fmt(cell.ratio(role=CONTROL), 3)} / {fmt(cell.ratio(role=METERED), 3)}",
+            "Δ x no-op p50, on vs both off": f"{cell.metrics_delta():+.3f}",
+            "Δ, control vs off (noise)": f"{cell.control_delta():+.3f}",
+            "server CPU µs/call off / on": f"{fmt(off.cpu_us, 0)} / {fmt(on.cpu_us, 0)}",
+            "Δ CPU µs/call": f"{on.cpu_us - off.cpu_us:+.0f}",
+            "errors on": str(on.errors + on.bad),
+        }
+
     def metrics_table(self) -> str:
-        rows = []
-        for cell in self.cells:
-            off, on = cell.stats["function"], cell.stats[METERED]
-            rows.append(
-                [
-                    cell.scenario.kind,
-                    cell.scenario.shape,
-                    str(cell.fleet),
-                    f"{fmt(cell.p('function', 50), 3)} / {fmt(cell.p(METERED, 50), 3)}",
-                    f"{fmt(cell.p('function', 99), 3)} / {fmt(cell.p(METERED, 99), 3)}",
-                    f"{fmt(cell.ratio(), 3)} / {fmt(cell.ratio(role=CONTROL), 3)} / "
-                    f"{fmt(cell.ratio(role=METERED), 3)}",
-                    f"{cell.metrics_delta():+.3f}",
-                    f"{cell.control_delta():+.3f}",
-                    f"{fmt(off.cpu_us, 0)} / {fmt(on.cpu_us, 0)}",
-                    f"{on.cpu_us - off.cpu_us:+.0f}",
-                    str(on.errors + on.bad),
-                ]
-            )
         largest = self.fleets[-1]
         peak = {r: self.memory_by_fleet[largest][r][0] for r in ("function", METERED)}
         audit = self.audit
         counted = audit.final.calls_counted if audit.final is not None else float("nan")
         sent = audit.final.calls_sent if audit.final is not None else 0
         return (
-            table(
-                [
-                    "XR",
-                    "request shape",
-                    "fleet",
-                    "p50 ms off / on",
-                    "p99 ms off / on",
-                    "x no-op p50 off / control / on",
-                    "Δ x no-op p50, on vs both off",
-                    "Δ, control vs off (noise)",
-                    "server CPU µs/call off / on",
-                    "Δ CPU µs/call",
-                    "errors on",
-                ],
-                rows,
-            )
+            rows_table(self.metrics_row(cell) for cell in self.cells)
             + f"\n\nPeak RSS after {largest} XRs of each kind: {fmt(peak['function'], 1)} MB "
             f"off, {fmt(peak[METERED], 1)} MB on. Scrapes: {len(audit.periodic)} every "
             f"{audit.interval_s:g} s while measured and one after the last call, median "
@@ -249,48 +227,32 @@ class Report:
         cell = next((c for c in self.cells if c.scenario is scenario and c.fleet == fleet), None)
         return cell.stats[role].cpu_us if cell is not None else float("nan")
 
+    def concurrent_row(self, loaded: Loaded, role: str) -> dict[str, str]:
+        st = loaded.stats[role]
+        serial = self.serial_cpu_us(loaded.scenario, loaded.fleet, role)
+        return {
+            "XR": loaded.scenario.label,
+            "fleet": str(loaded.fleet),
+            "callers": str(loaded.callers),
+            "server": LABELS[role],
+            "calls/s": fmt(st.per_s, 0),
+            "errors": str(st.errors + st.bad),
+            "p50 ms": fmt(pct(st.latencies_ms, 50), 2),
+            "p99 ms": fmt(pct(st.latencies_ms, 99), 2),
+            "server CPU µs/call": fmt(st.cpu_us, 0),
+            "x no-op CPU": fmt(loaded.cpu_ratio(role)),
+            "x serial CPU": fmt(per(st.cpu_us, serial)),
+            "memo hits / calls": f"{st.memo[0]} / {sum(st.memo)}" if st.memo is not None else "",
+            "calls": str(st.calls),
+        }
+
     def concurrent_table(self) -> str:
-        rows = []
-        for loaded in self.concurrent:
-            stats = loaded.stats
-            for role in (r for r in MEASURED if r in stats):
-                st = stats[role]
-                serial = self.serial_cpu_us(loaded.scenario, loaded.fleet, role)
-                rows.append(
-                    [
-                        loaded.scenario.label,
-                        str(loaded.fleet),
-                        str(loaded.callers),
-                        LABELS[role],
-                        fmt(st.per_s, 0),
-                        str(st.errors + st.bad),
-                        fmt(pct(st.latencies_ms, 50), 2),
-                        fmt(pct(st.latencies_ms, 99), 2),
-                        fmt(st.cpu_us, 0),
-                        fmt(loaded.cpu_ratio(role)),
-                        fmt(per(st.cpu_us, serial)),
-                        f"{st.memo[0]} / {sum(st.memo)}" if st.memo is not None else "",
-                        str(st.calls),
-                    ]
-                )
         return (
-            table(
-                [
-                    "XR",
-                    "fleet",
-                    "callers",
-                    "server",
-                    "calls/s",
-                    "errors",
-                    "p50 ms",
-                    "p99 ms",
-                    "server CPU µs/call",
-                    "x no-op CPU",
-                    "x serial CPU",
-                    "memo hits / calls",
-                    "calls",
-                ],
-                rows,
+            rows_table(
+                self.concurrent_row(loaded, role)
+                for loaded in self.concurrent
+                for role in MEASURED
+                if role in loaded.stats
             )
             + "\n\nx serial CPU: over the same server's serial CPU per call in this run, same "
             "kind, shape and fleet. memo hits: of the metered function's timed calls, those its "
@@ -298,31 +260,17 @@ class Report:
         )
 
     def reconcile_table(self) -> str:
-        rows = []
-        for label, rec in self.reconciles.items():
-            counts = statistics.multimode(rec.calls)
-            rows.append(
-                [
-                    label,
-                    fmt(rec.calls_per_reconcile),
-                    "/".join(str(c) for c in counts),
-                    fmt(pct(rec.latencies_ms, 50), 3),
-                    fmt(pct(rec.latencies_ms, 99), 3),
-                    fmt(rec.cpu_us, 0),
-                    str(len(rec.calls)),
-                ]
-            )
-        return table(
-            [
-                "XR",
-                "calls per reconcile (mean)",
-                "most common",
-                "reconcile p50 ms (sum of its calls)",
-                "p99 ms",
-                "function CPU µs per reconcile",
-                "reconciles",
-            ],
-            rows,
+        return rows_table(
+            {
+                "XR": label,
+                "calls per reconcile (mean)": fmt(rec.calls_per_reconcile),
+                "most common": "/".join(str(c) for c in statistics.multimode(rec.calls)),
+                "reconcile p50 ms (sum of its calls)": fmt(pct(rec.latencies_ms, 50), 3),
+                "p99 ms": fmt(pct(rec.latencies_ms, 99), 3),
+                "function CPU µs per reconcile": fmt(rec.cpu_us, 0),
+                "reconciles": str(len(rec.calls)),
+            }
+            for label, rec in self.reconciles.items()
         )
 
     def tables(self) -> str:
@@ -352,133 +300,109 @@ class Report:
             ]
         )
 
-    def goals(self) -> list[tuple[str, str, bool]]:
-        goals = []
+    def goals(self) -> Iterator[tuple[str, str, bool]]:
+        """Each goal: what it asks, what was measured, and whether that meets it."""
         smallest, largest = self.fleets[0], self.fleets[-1]
+        sizes = f" at {' / '.join(str(f) for f in self.fleets)} XRs"
         for sc in self.scenarios:
             ratios = [self.cell(sc, f).ratio() for f in self.fleets]
-            goals.append(
-                (
-                    f"{sc.label}: p50 ≤ {GOAL_LATENCY_RATIO}x the no-op floor at every fleet size",
-                    " / ".join(f"{fmt(r)}x" for r in ratios)
-                    + f" at {' / '.join(str(f) for f in self.fleets)} XRs",
-                    max(ratios) <= GOAL_LATENCY_RATIO,
-                )
+            yield (
+                f"{sc.label}: p50 ≤ {GOAL_LATENCY_RATIO}x the no-op floor at every fleet size",
+                times(ratios) + sizes,
+                max(ratios) <= GOAL_LATENCY_RATIO,
             )
             if largest != smallest:
                 growth = ratios[-1] / ratios[0]
                 raw = self.cell(sc, largest).p("function", 50) / self.cell(sc, smallest).p(
                     "function", 50
                 )
-                goals.append(
-                    (
-                        f"{sc.label}: growth from {smallest} to {largest} XRs ≤ "
-                        f"{GOAL_FLEET_GROWTH}x (ratio to the floor)",
-                        f"{fmt(growth)}x (function p50 alone: {fmt(raw)}x)",
-                        growth <= GOAL_FLEET_GROWTH,
-                    )
+                yield (
+                    f"{sc.label}: growth from {smallest} to {largest} XRs ≤ "
+                    f"{GOAL_FLEET_GROWTH}x (ratio to the floor)",
+                    f"{fmt(growth)}x (function p50 alone: {fmt(raw)}x)",
+                    growth <= GOAL_FLEET_GROWTH,
                 )
         peak = self.memory_by_fleet[largest]["function"][0]
-        goals.append(
-            (
-                f"peak RSS ≤ {GOAL_RSS_MB:g} MB after {largest} XRs of each kind",
-                f"{fmt(peak, 1)} MB",
-                peak <= GOAL_RSS_MB,
-            )
+        yield (
+            f"peak RSS ≤ {GOAL_RSS_MB:g} MB after {largest} XRs of each kind",
+            f"{fmt(peak, 1)} MB",
+            peak <= GOAL_RSS_MB,
         )
         errors = sum(c.stats["function"].errors + c.stats["function"].bad for c in self.concurrent)
         calls = sum(c.stats["function"].calls for c in self.concurrent)
-        goals.append(
-            (
-                f"{self.args.concurrency} concurrent callers with zero errors",
-                f"{errors} errors in {calls} calls",
-                errors == 0,
-            )
+        yield (
+            f"{self.args.concurrency} concurrent callers with zero errors",
+            f"{errors} errors in {calls} calls",
+            errors == 0,
         )
         memo = [c.stats[METERED].memo for c in self.concurrent if METERED in c.stats]
         hits = sum(m[0] for m in memo if m is not None)
         answered = sum(sum(m) for m in memo if m is not None)
-        goals.append(
-            (
-                "concurrent calls are a converged fleet's: the metered function's memo answers "
-                "every timed call (each XR was called once before, in its shape)",
-                f"{hits} of {answered} answered by the memo",
-                bool(memo) and None not in memo and hits == answered,
-            )
+        yield (
+            "concurrent calls are a converged fleet's: the metered function's memo answers "
+            "every timed call (each XR was called once before, in its shape)",
+            f"{hits} of {answered} answered by the memo",
+            bool(memo) and None not in memo and hits == answered,
         )
         for sc in self.scenarios:
             loads = [c for c in self.concurrent if c.scenario is sc]
             if not loads:
                 continue
-            where = " / ".join(f"{c.fleet} XRs x {c.callers}" for c in loads)
+            where = " at " + " / ".join(f"{c.fleet} XRs x {c.callers}" for c in loads) + " callers"
             floor = [c.cpu_ratio() for c in loads]
-            goals.append(
-                (
-                    f"{sc.label}: server CPU per call under concurrent callers ≤ "
-                    f"{GOAL_CONCURRENT_CPU_RATIO}x the no-op floor's",
-                    " / ".join(f"{fmt(r)}x" for r in floor) + f" at {where} callers",
-                    all(r <= GOAL_CONCURRENT_CPU_RATIO for r in floor),
-                )
+            yield (
+                f"{sc.label}: server CPU per call under concurrent callers ≤ "
+                f"{GOAL_CONCURRENT_CPU_RATIO}x the no-op floor's",
+                times(floor) + where,
+                all(r <= GOAL_CONCURRENT_CPU_RATIO for r in floor),
             )
             serial = [
                 per(c.stats["function"].cpu_us, self.serial_cpu_us(sc, c.fleet)) for c in loads
             ]
-            goals.append(
-                (
-                    f"{sc.label}: server CPU per call under concurrent callers ≤ "
-                    f"{GOAL_CONCURRENT_SERIAL_RATIO}x the function's serial CPU per call",
-                    " / ".join(f"{fmt(r)}x" for r in serial) + f" at {where} callers",
-                    all(r <= GOAL_CONCURRENT_SERIAL_RATIO for r in serial),
-                )
+            yield (
+                f"{sc.label}: server CPU per call under concurrent callers ≤ "
+                f"{GOAL_CONCURRENT_SERIAL_RATIO}x the function's serial CPU per call",
+                times(serial) + where,
+                all(r <= GOAL_CONCURRENT_SERIAL_RATIO for r in serial),
             )
         for label, rec in self.reconciles.items():
             kind, loop = label.split(" ")[0], label.rsplit(", ", 1)[1]
             goal = GOAL_CALLS[(kind, loop)]
-            goals.append(
-                (
-                    f"{label}: calls per converged reconcile ≤ {goal}",
-                    f"{fmt(rec.calls_per_reconcile)} (max {max(rec.calls)})",
-                    max(rec.calls) <= goal,
-                )
+            yield (
+                f"{label}: calls per converged reconcile ≤ {goal}",
+                f"{fmt(rec.calls_per_reconcile)} (max {max(rec.calls)})",
+                max(rec.calls) <= goal,
             )
-        sizes = f" at {' / '.join(str(f) for f in self.fleets)} XRs"
         for sc in self.scenarios:
             deltas = [self.cell(sc, f).metrics_delta() for f in self.fleets]
-            goals.append(
-                (
-                    f"{sc.label}: metrics on, p50 ratio to the no-op floor within "
-                    f"+{GOAL_METRICS_RATIO_DELTA} of metrics off (both unmetered functions) "
-                    "at every fleet size",
-                    " / ".join(f"{d:+.3f}" for d in deltas) + sizes,
-                    max(deltas) <= GOAL_METRICS_RATIO_DELTA,
-                )
+            yield (
+                f"{sc.label}: metrics on, p50 ratio to the no-op floor within "
+                f"+{GOAL_METRICS_RATIO_DELTA} of metrics off (both unmetered functions) "
+                "at every fleet size",
+                " / ".join(f"{d:+.3f}" for d in deltas) + sizes,
+                max(deltas) <= GOAL_METRICS_RATIO_DELTA,
             )
         noise = [abs(c.control_delta()) for c in self.cells]
         worst = max(self.cells, key=lambda c: abs(c.control_delta()))
-        goals.append(
-            (
-                f"A/A control: two identical functions (metrics off) within "
-                f"±{GOAL_METRICS_RATIO_DELTA} of each other in every cell, so the bench resolves "
-                "the metrics goal",
-                f"largest {max(noise):.3f} ({worst.scenario.label}, {worst.fleet} XRs); "
-                f"median {statistics.median(noise):.3f}",
-                max(noise) <= GOAL_METRICS_RATIO_DELTA,
-            )
+        yield (
+            f"A/A control: two identical functions (metrics off) within "
+            f"±{GOAL_METRICS_RATIO_DELTA} of each other in every cell, so the bench resolves "
+            "the metrics goal",
+            f"largest {max(noise):.3f} ({worst.scenario.label}, {worst.fleet} XRs); "
+            f"median {statistics.median(noise):.3f}",
+            max(noise) <= GOAL_METRICS_RATIO_DELTA,
         )
         problems = self.audit.problems()
         final = self.audit.final
-        goals.append(
-            (
-                f"metrics: the scrape after the last call counts every call sent to the metered "
-                f"function (scraped every {self.audit.interval_s:g} s while measured)",
-                "; ".join(problems)
-                if problems or final is None
-                else f"{final.calls_counted:.0f} counted, {final.calls_sent} sent; the "
-                f"{len(self.audit.periodic)} scrapes before it never ahead, never going back",
-                not problems,
-            )
+        yield (
+            f"metrics: the scrape after the last call counts every call sent to the metered "
+            f"function (scraped every {self.audit.interval_s:g} s while measured)",
+            "; ".join(problems)
+            if problems or final is None
+            else f"{final.calls_counted:.0f} counted, {final.calls_sent} sent; the "
+            f"{len(self.audit.periodic)} scrapes before it never ahead, never going back",
+            not problems,
         )
-        return goals
 
     def machine_line(self) -> str:
         m = self.machine
