@@ -36,39 +36,30 @@ from hack.bench.servers import (
 from harness.fixtures import desired, free_port
 
 QUICK_ENV = "BENCH_QUICK"
+# The run's sizes: each flag's default (its type parses the flag) and help.
+OPTIONS: dict[str, tuple[str | int | float, str]] = {
+    "--fleets": ("1,32,256,1024", "fleet sizes: distinct XRs of each kind, called round-robin"),
+    "--calls": (800, "serial calls per server per kind, shape and fleet"),
+    "--warmup": (100, "warm-up calls per server"),
+    "--reconciles": (300, "whole reconciles per kind and shape"),
+    "--concurrency": (
+        "8,32",
+        "concurrent callers: each number is measured in turn, comma-separated",
+    ),
+    "--concurrent-fleets": (
+        "32,1024",
+        "fleet sizes the concurrent load runs over (at most the largest of --fleets)",
+    ),
+    "--duration": (3.0, "seconds of concurrent load per server per XR"),
+    "--rounds": (3, "alternating slices of the concurrent load"),
+    "--inproc": (2000, "in-process calls per XR"),
+}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    parser.add_argument(
-        "--fleets",
-        default="1,32,256,1024",
-        help="fleet sizes: distinct XRs of each kind, called round-robin",
-    )
-    parser.add_argument(
-        "--calls", type=int, default=800, help="serial calls per server per kind, shape and fleet"
-    )
-    parser.add_argument("--warmup", type=int, default=100, help="warm-up calls per server")
-    parser.add_argument(
-        "--reconciles", type=int, default=300, help="whole reconciles per kind and shape"
-    )
-    parser.add_argument(
-        "--concurrency",
-        default="8,32",
-        help="concurrent callers: each number is measured in turn, comma-separated",
-    )
-    parser.add_argument(
-        "--concurrent-fleets",
-        default="32,1024",
-        help="fleet sizes the concurrent load runs over (at most the largest of --fleets)",
-    )
-    parser.add_argument(
-        "--duration", type=float, default=3.0, help="seconds of concurrent load per server per XR"
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=3, help="alternating slices of the concurrent load"
-    )
-    parser.add_argument("--inproc", type=int, default=2000, help="in-process calls per XR")
+    for flag, (default, help_text) in OPTIONS.items():
+        parser.add_argument(flag, type=type(default), default=default, help=help_text)
     parser.add_argument(
         "--quick", action="store_true", help=f"short smoke run (also with {QUICK_ENV}=1)"
     )
@@ -233,21 +224,20 @@ def main(argv: list[str] | None = None) -> int:
         audit=audit,
         duration_s=time.perf_counter() - began,
     )
-    failures = []
-    for cell in cells:
-        for role, record in cell.stats.items():
-            if record.errors or record.bad:
-                failures.append(
-                    f"{cell.scenario.label}, fleet {cell.fleet}: {record.errors} failed calls, "
-                    f"{record.bad} FATAL or wrong responses from {role}"
-                )
-    for loaded in concurrent:
-        for role, record in loaded.stats.items():
-            if record.errors or record.bad:
-                failures.append(
-                    f"{loaded.scenario.label}, fleet {loaded.fleet}, {loaded.callers} callers: "
-                    f"{record.errors + record.bad} bad from {role}"
-                )
+    failures = [
+        f"{cell.scenario.label}, fleet {cell.fleet}: {record.errors} failed calls, "
+        f"{record.bad} FATAL or wrong responses from {role}"
+        for cell in cells
+        for role, record in cell.stats.items()
+        if record.errors or record.bad
+    ]
+    failures.extend(
+        f"{loaded.scenario.label}, fleet {loaded.fleet}, {loaded.callers} callers: "
+        f"{record.errors + record.bad} bad from {role}"
+        for loaded in concurrent
+        for role, record in loaded.stats.items()
+        if record.errors or record.bad
+    )
     # A miscount is a wrong answer too, from the metrics endpoint.
     failures.extend(f"{METERED} function's metrics: {problem}" for problem in audit.problems())
     print()
