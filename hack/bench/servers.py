@@ -8,6 +8,7 @@ persistent channel per server, so it does no protobuf work inside a timed call.
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
 import subprocess
 import sys
@@ -142,13 +143,14 @@ class Server:
 Argv = Callable[[int], list[str]]
 
 
-def function_argv(port: int) -> list[str]:
-    """The function without metrics or the health probe port (bench: what the floors compare)."""
+def function_argv(port: int, metrics_address: str = "") -> list[str]:
+    """The function without the health probe port, and without metrics unless metrics_address
+    is given (bench: what the floors compare)."""
     return [
         str(FUNCTION_BIN),
         "--insecure",
         f"--address=127.0.0.1:{port}",
-        "--metrics-address=",
+        f"--metrics-address={metrics_address}",
         "--health-address=",
     ]
 
@@ -156,17 +158,7 @@ def function_argv(port: int) -> list[str]:
 def metered_argv(metrics_port: int) -> Argv:
     """The function serving metrics on metrics_port (loopback), without the health probe port:
     it differs from function_argv's by the metrics alone, which a pod serves by default."""
-
-    def argv(port: int) -> list[str]:
-        return [
-            str(FUNCTION_BIN),
-            "--insecure",
-            f"--address=127.0.0.1:{port}",
-            f"--metrics-address=127.0.0.1:{metrics_port}",
-            "--health-address=",
-        ]
-
-    return argv
+    return functools.partial(function_argv, metrics_address=f"127.0.0.1:{metrics_port}")
 
 
 def noop_argv(port: int) -> list[str]:
@@ -175,14 +167,5 @@ def noop_argv(port: int) -> list[str]:
 
 def replay_argv(recorded: dict[str, Path]) -> Argv:
     """The replay floor answering each XR kind with the response recorded in recorded[kind]."""
-
-    def argv(port: int) -> list[str]:
-        return [
-            sys.executable,
-            str(FLOORS),
-            "replay",
-            f"127.0.0.1:{port}",
-            *(f"{kind}={path}" for kind, path in recorded.items()),
-        ]
-
-    return argv
+    arguments = [f"{kind}={path}" for kind, path in recorded.items()]
+    return lambda port: [sys.executable, str(FLOORS), "replay", f"127.0.0.1:{port}", *arguments]
