@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -18,10 +17,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from function import runner
 from function.metrics import Metrics
 from hack.bench.scenarios import Scenario, check_response, next_n
-from hack.bench.servers import (
-    FUNCTIONS,
-    Server,
-)
+from hack.bench.servers import FUNCTIONS, Server
 
 
 def pct(values: list[float], q: float) -> float:
@@ -134,17 +130,14 @@ def concurrent(
         shift = r % len(servers)
         for server in servers[shift:] + servers[:shift]:
             record = stats[server.name]
-            blobs: list[bytes] = []
-            lock = threading.Lock()
             deadline = time.perf_counter() + window
 
             def caller(
-                server: Server = server,
-                deadline: float = deadline,
-                blobs: list[bytes] = blobs,
-                lock: threading.Lock = lock,
-            ) -> tuple[list[float], int]:
+                server: Server = server, deadline: float = deadline
+            ) -> tuple[list[float], int, list[bytes]]:
+                """One caller's latencies, failed calls, and the function's answers to check."""
                 latencies: list[float] = []
+                blobs: list[bytes] = []
                 errors = 0
                 for _ in range(1_000_000):  # bounded; the deadline ends it long before
                     if time.perf_counter() >= deadline:
@@ -159,9 +152,8 @@ def concurrent(
                         continue
                     latencies.append((time.perf_counter_ns() - start) / 1e6)
                     if server.name in FUNCTIONS:
-                        with lock:
-                            blobs.append(blob)
-                return latencies, errors
+                        blobs.append(blob)
+                return latencies, errors, blobs
 
             cpu_before = server.cpu()
             start = time.perf_counter()
@@ -169,10 +161,10 @@ def concurrent(
                 results = [f.result() for f in [pool.submit(caller) for _ in range(workers)]]
             record.wall_s += time.perf_counter() - start
             record.cpu_s += server.cpu() - cpu_before
-            for latencies, errors in results:
+            for latencies, errors, blobs in results:
                 record.latencies_ms.extend(latencies)
                 record.errors += errors
-            record.bad += sum(1 for b in blobs if not function_response_ok(scenario, b))
+                record.bad += sum(1 for b in blobs if not function_response_ok(scenario, b))
     for record in stats.values():
         record.calls = len(record.latencies_ms)
     for name, read in memo.items():
