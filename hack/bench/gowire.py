@@ -15,8 +15,9 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-# Wire types (protobuf encoding): varint, 64-bit, length-delimited, 32-bit.
-_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
+# Wire types (protobuf encoding): varint, length-delimited, and the fixed ones by their width.
+_VARINT, _BYTES = 0, 2
+_FIXED_WIDTH = {1: 8, 5: 4}  # 64-bit, 32-bit
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
@@ -51,10 +52,8 @@ def _fields(data: bytes) -> list[tuple[int, int, bytes, bytes]]:
         key_bytes = data[key_start:at]
         if wire == _VARINT:
             _, end = _varint(data, at)
-        elif wire == _FIXED64:
-            end = at + 8
-        elif wire == _FIXED32:
-            end = at + 4
+        elif wire in _FIXED_WIDTH:
+            end = at + _FIXED_WIDTH[wire]
         elif wire == _BYTES:
             length, at = _varint(data, at)
             end = at + length

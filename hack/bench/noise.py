@@ -122,9 +122,7 @@ def dress(key: str, body: dict[str, Any], xr: dict[str, Any]) -> None:
         (f"apiextensions.crossplane.io/composed/{_uid(xr_name)[:8]}", "Apply", None, applied)
     ]
     status = body.get("status")
-    if kind == "Secret":
-        pass
-    elif kind == "ProviderConfig":
+    if kind == "ProviderConfig":
         meta["finalizers"] = ["in-use.crossplane.io"]
         body["status"] = {"users": len(COREWEAVE_POOLS) + 3}
         entries.append(("crossplane-provider", "Update", "status", {"status": body["status"]}))
@@ -133,7 +131,7 @@ def dress(key: str, body: dict[str, Any], xr: dict[str, Any]) -> None:
         meta["labels"]["crossplane.io/usage"] = "true"
         body["status"] = {"conditions": [condition("Ready")]}
         entries.append(("crossplane", "Update", "status", {"status": body["status"]}))
-    else:  # managed resources and provider-kubernetes Objects
+    elif kind != "Secret":  # managed resources and provider-kubernetes Objects
         live = (status or {}).get("atProvider", {}).get("manifest")
         if isinstance(live, dict) and isinstance(live.get("metadata"), dict):
             dress_live(live)
