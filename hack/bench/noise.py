@@ -148,21 +148,14 @@ def dress(key: str, body: dict[str, Any], xr: dict[str, Any]) -> None:
             {**(ready or condition("Ready")), "observedGeneration": 2},
             condition("Synced", reason="ReconcileSuccess", observedGeneration=2),
         ]
-        entries.append(
-            (
-                "crossplane-provider",
-                "Update",
-                None,
-                {
-                    "metadata": {
-                        "annotations": dict(annotations),
-                        "finalizers": meta["finalizers"],
-                    },
-                    "spec": {"managementPolicies": body["spec"]["managementPolicies"]},
-                },
-            )
-        )
-        entries.append(("crossplane-provider", "Update", "status", {"status": status}))
+        provider_fields = {
+            "metadata": {"annotations": dict(annotations), "finalizers": meta["finalizers"]},
+            "spec": {"managementPolicies": body["spec"]["managementPolicies"]},
+        }
+        entries += [
+            ("crossplane-provider", "Update", None, provider_fields),
+            ("crossplane-provider", "Update", "status", {"status": status}),
+        ]
     meta["managedFields"] = managed_fields(body["apiVersion"], *entries)
 
 
@@ -234,6 +227,7 @@ def dress_xr(world: World, final: fnv1.RunFunctionResponse, composition: str) ->
         ),
     ]
     xr["status"] = status
+    composite = "apiextensions.crossplane.io/composite"
     meta.update(
         resourceVersion=str(next(_RESOURCE_VERSIONS)),
         generation=4,
@@ -251,13 +245,8 @@ def dress_xr(world: World, final: fnv1.RunFunctionResponse, composition: str) ->
                 None,
                 {"metadata": {"annotations": {}}, **user},
             ),
-            (
-                "apiextensions.crossplane.io/composite",
-                "Apply",
-                None,
-                {"spec": {"crossplane": xr["spec"]["crossplane"]}},
-            ),
-            ("apiextensions.crossplane.io/composite", "Apply", "status", {"status": status}),
+            (composite, "Apply", None, {"spec": {"crossplane": xr["spec"]["crossplane"]}}),
+            (composite, "Apply", "status", {"status": status}),
         ),
     )
     return xr
