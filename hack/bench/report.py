@@ -171,16 +171,15 @@ class Report:
         )
 
     def memory_table(self) -> str:
-        rows = []
-        loaded = (f"then {self.args.concurrency} concurrent callers", self.memory_loaded)
-        for label, memory in [*((str(f), m) for f, m in self.memory_by_fleet.items()), loaded]:
-            if memory:
-                rows.append(
-                    [label, *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
-                )
+        after = [(str(f), m) for f, m in self.memory_by_fleet.items()]
+        after.append((f"then {self.args.concurrency} concurrent callers", self.memory_loaded))
         return table(
             ["after fleet", *(f"{LABELS[r]} MB: peak / now" for r in ROLES)],
-            rows,
+            [
+                [label, *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
+                for label, memory in after
+                if memory
+            ],
         )
 
     @staticmethod
