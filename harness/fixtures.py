@@ -23,6 +23,35 @@ NAMESPACE = "ml-team"
 ORG_TOKEN = "CW-SECRET-fake-token-for-tests-0123456789"
 ENDPOINT = "ml-team-prod-a1b2c3.k8s.us-east-04a.coreweave.com"
 
+
+def coreweave_pool(
+    name: str, instance_type: str, nodes: int, gpu: str | None = None, **bounds: int
+) -> dict[str, Any]:
+    """A CoreWeaveCluster spec.nodePools entry: a GPU pool when gpu names its accelerator, else
+    a CPU pool; bounds (minNodeCount, maxNodeCount) make it autoscaled."""
+    return _pool(name, "GPU" if gpu else "CPU", {"instanceType": instance_type}, nodes, gpu, bounds)
+
+
+def civo_pool(
+    name: str, size: str, nodes: int, gpu: str | None = None, **bounds: int
+) -> dict[str, Any]:
+    """A CivoCluster spec.nodePools entry: a GPU pool when gpu names its accelerator, else a
+    System pool; bounds (minNodeCount, maxNodeCount) make it autoscaled."""
+    return _pool(name, "GPU" if gpu else "System", {"size": size}, nodes, gpu, bounds)
+
+
+def _pool(
+    name: str,
+    role: str,
+    machine: dict[str, str],
+    nodes: int,
+    gpu: str | None,
+    bounds: dict[str, int],
+) -> dict[str, Any]:
+    accelerator = {"gpu": {"acceleratorType": gpu}} if gpu else {}
+    return {"name": name, "role": role, **machine, "nodeCount": nodes, **bounds, **accelerator}
+
+
 COREWEAVE_XR: dict[str, Any] = {
     "apiVersion": "infrastructure.modelplane.ai/v1alpha1",
     "kind": "CoreWeaveCluster",
@@ -32,23 +61,11 @@ COREWEAVE_XR: dict[str, Any] = {
         "kubernetesVersion": "1.37",
         "credentials": {"name": "coreweave", "type": "ClusterProviderConfig"},
         "nodePools": [
-            {
-                "name": "h100",
-                "role": "GPU",
-                "instanceType": "gd-8xh100ib-i128",
-                "nodeCount": 2,
-                "minNodeCount": 1,
-                "maxNodeCount": 8,
-                "gpu": {"acceleratorType": "nvidia-h100"},
-            },
-            {
-                "name": "l40s",
-                "role": "GPU",
-                "instanceType": "gd-8xl40s-i128",
-                "nodeCount": 1,
-                "gpu": {"acceleratorType": "nvidia-l40s"},
-            },
-            {"name": "cpu", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 2},
+            coreweave_pool(
+                "h100", "gd-8xh100ib-i128", 2, "nvidia-h100", minNodeCount=1, maxNodeCount=8
+            ),
+            coreweave_pool("l40s", "gd-8xl40s-i128", 1, "nvidia-l40s"),
+            coreweave_pool("cpu", "cd-gp-a192-genoa", 2),
         ],
     },
 }
@@ -62,23 +79,11 @@ CIVO_XR: dict[str, Any] = {
         "kubernetesVersion": "1.34.1-k3s1",
         "credentials": {"name": "civo", "type": "ClusterProviderConfig"},
         "nodePools": [
-            {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
-            {
-                "name": "l40s",
-                "role": "GPU",
-                "size": "an.g1.l40s.kube.x1",
-                "nodeCount": 1,
-                "minNodeCount": 1,
-                "maxNodeCount": 4,
-                "gpu": {"acceleratorType": "nvidia-l40s"},
-            },
-            {
-                "name": "a100",
-                "role": "GPU",
-                "size": "g4g.kube.small",
-                "nodeCount": 1,
-                "gpu": {"acceleratorType": "nvidia-a100"},
-            },
+            civo_pool("system", "g4s.kube.medium", 2),
+            civo_pool(
+                "l40s", "an.g1.l40s.kube.x1", 1, "nvidia-l40s", minNodeCount=1, maxNodeCount=4
+            ),
+            civo_pool("a100", "g4g.kube.small", 1, "nvidia-a100"),
         ],
     },
 }

@@ -22,7 +22,9 @@ from harness.fixtures import (
     ENDPOINT,
     World,
     civo_connection_secret,
+    civo_pool,
     civo_xr,
+    coreweave_pool,
     coreweave_xr,
     credentials_secret,
     readiness,
@@ -36,116 +38,30 @@ SYNCED_AT = "2026-11-30T00:04:12Z"
 
 # 3 autoscaled GPU pools, 3 fixed GPU pools, one fixed and one autoscaled CPU pool.
 COREWEAVE_POOLS: list[dict[str, Any]] = [
-    {
-        "name": "h100-serve",
-        "role": "GPU",
-        "instanceType": "gd-8xh100ib-i128",
-        "nodeCount": 2,
-        "minNodeCount": 1,
-        "maxNodeCount": 16,
-        "gpu": {"acceleratorType": "nvidia-h100"},
-    },
-    {
-        "name": "h200-serve",
-        "role": "GPU",
-        "instanceType": "gd-8xh200ib-i128",
-        "nodeCount": 1,
-        "minNodeCount": 1,
-        "maxNodeCount": 8,
-        "gpu": {"acceleratorType": "nvidia-h200"},
-    },
-    {
-        "name": "b200-train",
-        "role": "GPU",
-        "instanceType": "gd-8xb200ib-i128",
-        "nodeCount": 1,
-        "maxNodeCount": 4,
-        "gpu": {"acceleratorType": "nvidia-b200"},
-    },
-    {
-        "name": "l40s",
-        "role": "GPU",
-        "instanceType": "gd-8xl40s-i128",
-        "nodeCount": 2,
-        "gpu": {"acceleratorType": "nvidia-l40s"},
-    },
-    {
-        "name": "a100",
-        "role": "GPU",
-        "instanceType": "gd-8xa100-i128",
-        "nodeCount": 1,
-        "gpu": {"acceleratorType": "nvidia-a100"},
-    },
-    {
-        "name": "gh200",
-        "role": "GPU",
-        "instanceType": "gd-1xgh200",
-        "nodeCount": 4,
-        "gpu": {"acceleratorType": "nvidia-gh200"},
-    },
-    {"name": "cpu-general", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 3},
-    {
-        "name": "cpu-batch",
-        "role": "CPU",
-        "instanceType": "cd-hp-a96-genoa",
-        "nodeCount": 1,
-        "minNodeCount": 1,
-        "maxNodeCount": 10,
-    },
+    coreweave_pool(
+        "h100-serve", "gd-8xh100ib-i128", 2, "nvidia-h100", minNodeCount=1, maxNodeCount=16
+    ),
+    coreweave_pool(
+        "h200-serve", "gd-8xh200ib-i128", 1, "nvidia-h200", minNodeCount=1, maxNodeCount=8
+    ),
+    coreweave_pool("b200-train", "gd-8xb200ib-i128", 1, "nvidia-b200", maxNodeCount=4),
+    coreweave_pool("l40s", "gd-8xl40s-i128", 2, "nvidia-l40s"),
+    coreweave_pool("a100", "gd-8xa100-i128", 1, "nvidia-a100"),
+    coreweave_pool("gh200", "gd-1xgh200", 4, "nvidia-gh200"),
+    coreweave_pool("cpu-general", "cd-gp-a192-genoa", 3),
+    coreweave_pool("cpu-batch", "cd-hp-a96-genoa", 1, minNodeCount=1, maxNodeCount=10),
 ]
 
 # The inline System pool plus 7 NodePools, 4 of them autoscaled.
 CIVO_POOLS: list[dict[str, Any]] = [
-    {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
-    {
-        "name": "system-burst",
-        "role": "System",
-        "size": "g4s.kube.large",
-        "nodeCount": 1,
-        "minNodeCount": 1,
-        "maxNodeCount": 3,
-    },
-    {
-        "name": "l40s",
-        "role": "GPU",
-        "size": "an.g1.l40s.kube.x1",
-        "nodeCount": 1,
-        "minNodeCount": 1,
-        "maxNodeCount": 6,
-        "gpu": {"acceleratorType": "nvidia-l40s"},
-    },
-    {
-        "name": "h100",
-        "role": "GPU",
-        "size": "an.g1.h100.kube.x1",
-        "nodeCount": 1,
-        "minNodeCount": 1,
-        "maxNodeCount": 4,
-        "gpu": {"acceleratorType": "nvidia-h100"},
-    },
-    {
-        "name": "a100",
-        "role": "GPU",
-        "size": "an.g1.a100.kube.x1",
-        "nodeCount": 2,
-        "gpu": {"acceleratorType": "nvidia-a100"},
-    },
-    {
-        "name": "l40s-x4",
-        "role": "GPU",
-        "size": "an.g1.l40s.kube.x4",
-        "nodeCount": 1,
-        "gpu": {"acceleratorType": "nvidia-l40s"},
-    },
-    {
-        "name": "general",
-        "role": "System",
-        "size": "g4s.kube.xlarge",
-        "nodeCount": 2,
-        "minNodeCount": 2,
-        "maxNodeCount": 10,
-    },
-    {"name": "batch", "role": "System", "size": "g4s.kube.large", "nodeCount": 3},
+    civo_pool("system", "g4s.kube.medium", 2),
+    civo_pool("system-burst", "g4s.kube.large", 1, minNodeCount=1, maxNodeCount=3),
+    civo_pool("l40s", "an.g1.l40s.kube.x1", 1, "nvidia-l40s", minNodeCount=1, maxNodeCount=6),
+    civo_pool("h100", "an.g1.h100.kube.x1", 1, "nvidia-h100", minNodeCount=1, maxNodeCount=4),
+    civo_pool("a100", "an.g1.a100.kube.x1", 2, "nvidia-a100"),
+    civo_pool("l40s-x4", "an.g1.l40s.kube.x4", 1, "nvidia-l40s"),
+    civo_pool("general", "g4s.kube.xlarge", 2, minNodeCount=2, maxNodeCount=10),
+    civo_pool("batch", "g4s.kube.large", 3),
 ]
 
 # What a converged reconcile composes: CoreWeave: vpc, cks-cluster, 2 Usages, kubeconfig,
@@ -203,11 +119,11 @@ def live_nodepool(applied: dict[str, Any], *, target_nodes: int) -> dict[str, An
     return live_object(live, status)
 
 
-def _echo(for_provider: dict[str, Any]) -> dict[str, Any]:
+def _echo(world: World, key: str) -> dict[str, Any]:
     """atProvider echoes forProvider without the *Ref/*Selector helpers."""
     return {
         k: copy.deepcopy(v)
-        for k, v in for_provider.items()
+        for k, v in world.observed[key]["spec"]["forProvider"].items()
         if not k.endswith("Ref") and not k.endswith("Selector")
     }
 
@@ -235,11 +151,10 @@ def converged_coreweave() -> tuple[World, fnv1.RunFunctionResponse]:
     )
     world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
     world.reconcile()
-    vpc = world.observed["vpc"]["spec"]["forProvider"]
     world.ready(
         "vpc",
         atProvider={
-            **_echo(vpc),
+            **_echo(world, "vpc"),
             "id": "6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
             "hostPrefix": "10.176.0.0/18",
             "hostPrefixes": [{"name": "primary", "prefixes": ["10.176.0.0/18"], "type": "PRIMARY"}],
@@ -248,11 +163,10 @@ def converged_coreweave() -> tuple[World, fnv1.RunFunctionResponse]:
             "egress": {"disablePublicAccess": False},
         },
     )
-    cluster = world.observed["cks-cluster"]["spec"]["forProvider"]
     world.ready(
         "cks-cluster",
         atProvider={
-            **_echo(cluster),
+            **_echo(world, "cks-cluster"),
             "id": "c5b1f0e2-7d3a-4b9c-a1e8-3f6d2c9b0a17",
             "vpcId": "6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
             "apiServerEndpoint": ENDPOINT,
@@ -323,11 +237,11 @@ def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
     # kubeconfig; the converged XR's status names that key.
     world.cluster_objects = [civo_connection_secret()]
     world.reconcile()
-    network = world.observed["network"]["spec"]["forProvider"]
+    network = _echo(world, "network")
     world.ready(
         "network",
         atProvider={
-            **_echo(network),
+            **network,
             "id": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
             "name": network["label"],
             "cidrV4": "192.168.1.0/24",
@@ -335,7 +249,6 @@ def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
             "nameserversV4": ["8.8.8.8", "1.1.1.1"],
         },
     )
-    firewall = world.observed["firewall"]["spec"]["forProvider"]
     rules = [
         {
             "action": "allow",
@@ -349,18 +262,17 @@ def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
     world.ready(
         "firewall",
         atProvider={
-            **_echo(firewall),
+            **_echo(world, "firewall"),
             "id": "8c2a4e6f-1b3d-4a5c-9e7f-0d2b4c6e8a1f",
             "networkId": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
             "ingressRule": rules,
             "egressRule": rules,
         },
     )
-    cluster = world.observed["civo-cluster"]["spec"]["forProvider"]
     world.ready(
         "civo-cluster",
         atProvider={
-            **_echo(cluster),
+            **_echo(world, "civo-cluster"),
             "id": "5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
             "apiEndpoint": "https://74.220.17.2:6443",
             "masterIp": "74.220.17.2",
@@ -391,7 +303,7 @@ def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
         world.ready(
             key,
             atProvider={
-                **_echo(observed["spec"]["forProvider"]),
+                **_echo(world, key),
                 "id": pool_id,
                 "clusterId": "5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
                 "nodeCount": count,
