@@ -23,6 +23,10 @@ NOT_CHECKED = (
     "was invalid; correct the existing errors to complete validation"
 )
 HELM_PC = {"kind": "ProviderConfig", "name": "workload"}
+KUBECONFIG_CREDENTIALS = {
+    "source": "Secret",
+    "secretRef": {"name": "kubeconfig", "namespace": NS, "key": "kubeconfig"},
+}
 
 VALID: dict[str, dict[str, Any]] = {
     "coreweave-vpc": {
@@ -131,12 +135,7 @@ VALID: dict[str, dict[str, Any]] = {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "ProviderConfig",
         "metadata": {"name": "inference-east", "namespace": NS},
-        "spec": {
-            "credentials": {
-                "source": "Secret",
-                "secretRef": {"name": "kubeconfig", "namespace": NS, "key": "kubeconfig"},
-            }
-        },
+        "spec": {"credentials": KUBECONFIG_CREDENTIALS},
     },
     "helm-release": {
         "apiVersion": "helm.m.crossplane.io/v1beta1",
@@ -162,12 +161,7 @@ VALID: dict[str, dict[str, Any]] = {
         "apiVersion": "helm.m.crossplane.io/v1beta1",
         "kind": "ProviderConfig",
         "metadata": {"name": "workload", "namespace": NS},
-        "spec": {
-            "credentials": {
-                "source": "Secret",
-                "secretRef": {"name": "kubeconfig", "namespace": NS, "key": "kubeconfig"},
-            }
-        },
+        "spec": {"credentials": KUBECONFIG_CREDENTIALS},
     },
     "usage": {
         "apiVersion": "protection.crossplane.io/v1beta1",
@@ -222,50 +216,45 @@ class Case:
     with_status: bool = False
 
 
-CASES: list[Case] = [
+# Each mistake by id: the object, and the errors the API server refuses its create with ([]:
+# accepted).
+MISTAKES: dict[str, tuple[dict[str, Any], list[str]]] = {
     # -- missing required fields
-    Case(
+    "vpc-required-forProvider": (
         changed("coreweave-vpc", ("spec.forProvider", DELETE)),
         ["spec.forProvider: Required value", NOT_CHECKED],
-        id="vpc-required-forProvider",
     ),
-    Case(
+    "release-required-chart": (
         changed("helm-release", ("spec.forProvider.chart", DELETE)),
         ["spec.forProvider.chart: Required value"],  # no CEL rules in this CRD
-        id="release-required-chart",
     ),
-    Case(
+    "kubernetes-providerconfig-required-namespace": (
         changed("kubernetes-providerconfig", ("spec.credentials.secretRef.namespace", DELETE)),
         ["spec.credentials.secretRef.namespace: Required value"],
-        id="kubernetes-providerconfig-required-namespace",
     ),
-    Case(
+    "usage-required-of": (
         changed("usage", ("spec.of", DELETE)),
         ["spec.of: Required value", NOT_CHECKED],
-        id="usage-required-of",
     ),
-    Case(
+    "object-embedded-resource-needs-kind": (
         changed("kubernetes-object", ("spec.forProvider.manifest.kind", DELETE)),
         ["spec.forProvider.manifest.kind: Required value", NOT_CHECKED],
-        id="object-embedded-resource-needs-kind",
     ),
-    Case(
-        # A null is dropped before validation, exactly like an absent field.
+    # A null is dropped before validation, exactly like an absent field.
+    "civo-cluster-null-is-absent": (
         changed("civo-cluster", ("spec.forProvider", None)),
         ["spec.forProvider: Required value", NOT_CHECKED],
-        id="civo-cluster-null-is-absent",
     ),
     # -- wrong types
-    Case(
+    "nodepool-count-string": (
         changed("civo-nodepool", ("spec.initProvider.nodeCount", "1")),
         [
             'spec.initProvider.nodeCount: Invalid value: "string": '
             'spec.initProvider.nodeCount in body must be of type integer: "string"',
             NOT_CHECKED,
         ],
-        id="nodepool-count-string",
     ),
-    Case(
+    "nodepool-count-fraction": (
         changed("civo-nodepool", ("spec.initProvider.nodeCount", 1.5)),
         [
             'spec.initProvider.nodeCount: Invalid value: "float64": '
@@ -274,109 +263,94 @@ CASES: list[Case] = [
             "int64 in spec.initProvider.nodeCount",
             NOT_CHECKED,
         ],
-        id="nodepool-count-fraction",
     ),
-    Case(
+    "cks-public-string": (
         changed("coreweave-cks-cluster", ("spec.forProvider.public", "true")),
         [
             'spec.forProvider.public: Invalid value: "string": '
             'spec.forProvider.public in body must be of type boolean: "string"',
             NOT_CHECKED,
         ],
-        id="cks-public-string",
     ),
-    Case(
+    "cks-bool-is-not-a-number": (
         changed("coreweave-cks-cluster", ("spec.forProvider.nodePortRange.start", True)),
         [
             'spec.forProvider.nodePortRange.start: Invalid value: "boolean": '
             'spec.forProvider.nodePortRange.start in body must be of type number: "boolean"',
             NOT_CHECKED,
         ],
-        id="cks-bool-is-not-a-number",
     ),
-    Case(
+    "cks-list-as-string": (
         changed("coreweave-cks-cluster", ("spec.forProvider.internalLbCidrNames", "lb")),
         [
             'spec.forProvider.internalLbCidrNames: Invalid value: "string": '
             'spec.forProvider.internalLbCidrNames in body must be of type array: "string"',
             NOT_CHECKED,
         ],
-        id="cks-list-as-string",
     ),
-    Case(
+    # Refused while decoding the body, before any validation.
+    "metadata-not-an-object": (
         changed("helm-providerconfig", ("metadata", "workload")),
-        # Refused while decoding the body, before any validation.
         ["json: cannot unmarshal string into Go value of type v1.ObjectMeta"],
-        id="metadata-not-an-object",
     ),
-    Case(
+    "metadata-name-not-a-string": (
         changed("helm-providerconfig", ("metadata.name", 7)),
         ["json: cannot unmarshal number into Go struct field ObjectMeta.name of type string"],
-        id="metadata-name-not-a-string",
     ),
     # -- unknown fields
-    Case(
+    "cks-unknown-nodePools": (
         changed("coreweave-cks-cluster", ("spec.forProvider.nodePools", [{"name": "h100"}])),
         ['unknown field "spec.forProvider.nodePools"'],
-        id="cks-unknown-nodePools",
     ),
-    Case(
+    "nodepool-typo": (
         changed("civo-nodepool", ("spec.forProvider.nodeCout", 2)),
         ['unknown field "spec.forProvider.nodeCout"'],
-        id="nodepool-typo",
     ),
-    Case(
+    "release-unknown-chart-field": (
         changed("helm-release", ("spec.forProvider.chart.repo", "https://example.com")),
         ['unknown field "spec.forProvider.chart.repo"'],
-        id="release-unknown-chart-field",
     ),
-    Case(
+    "usage-unknown-status-field": (
         changed("usage", ("status", {"phase": "InUse"})),
         ['unknown field "status.phase"'],
-        id="usage-unknown-status-field",
     ),
     # -- enum violations
-    Case(
+    "nodepool-management-policy": (
         changed("civo-nodepool", ("spec.managementPolicies", ["Observe", "Creat"])),
         [
             'spec.managementPolicies[1]: Unsupported value: "Creat": supported values: '
             '"Observe", "Create", "Update", "Delete", "LateInitialize", "*"',
             NOT_CHECKED,
         ],
-        id="nodepool-management-policy",
     ),
-    Case(
+    "helm-providerconfig-source": (
         changed("helm-providerconfig", ("spec.credentials.source", "Kubeconfig")),
         [
             'spec.credentials.source: Unsupported value: "Kubeconfig": supported values: '
             '"None", "Secret", "InjectedIdentity", "Environment", "Filesystem"'
         ],
-        id="helm-providerconfig-source",
     ),
-    Case(
+    "object-readiness-policy": (
         changed("kubernetes-object", ("spec.readiness.policy", "Ready")),
         [
             'spec.readiness.policy: Unsupported value: "Ready": supported values: '
             '"SuccessfulCreate", "DeriveFromObject", "AllTrue", "DeriveFromCelQuery"',
             NOT_CHECKED,
         ],
-        id="object-readiness-policy",
     ),
     # -- other OpenAPI checks
-    Case(
+    "release-digest-pattern": (
         changed("helm-release", ("spec.forProvider.chart.digest", "sha256:abc")),
         [
             'spec.forProvider.chart.digest: Invalid value: "sha256:abc": '
             "spec.forProvider.chart.digest in body should match '^sha256:[a-f0-9]{64}$'"
         ],
-        id="release-digest-pattern",
     ),
-    Case(
+    "vpc-list-type-set": (
         changed("coreweave-vpc", ("spec.forProvider.dhcp.dns.servers", ["1.1.1.1"] * 3)),
         ['spec.forProvider.dhcp.dns.servers[1]: Duplicate value: "1.1.1.1"'],
-        id="vpc-list-type-set",
     ),
-    Case(
+    "providerconfig-list-type-map": (
         changed(
             "kubernetes-providerconfig",
             ("status", {"conditions": [{"type": "Ready"}, {"type": "Ready"}]}),
@@ -390,35 +364,30 @@ CASES: list[Case] = [
             "status.conditions[1].status: Required value",
             'status.conditions[1]: Duplicate value: {"type":"Ready"}',
         ],
-        id="providerconfig-list-type-map",
-        with_status=True,
     ),
     # -- CEL rules from the CRDs
-    Case(
+    "cks-cel-zone-required-on-create": (
         changed("coreweave-cks-cluster", ("spec.forProvider.zone", DELETE)),
         ["spec: Invalid value: spec.forProvider.zone is a required parameter"],
-        id="cks-cel-zone-required-on-create",
     ),
-    Case(
+    "cks-cel-zone-from-initProvider": (
         changed(
             "coreweave-cks-cluster",
             ("spec.forProvider.zone", DELETE),
             ("spec.initProvider", {"zone": "US-EAST-04A"}),
         ),
         [],
-        id="cks-cel-zone-from-initProvider",
     ),
-    Case(
+    "cks-cel-observe-only-needs-nothing": (
         changed(
             "coreweave-cks-cluster",
             ("spec.forProvider", {"vpcId": "a1b2"}),
             ("spec.managementPolicies", ["Observe"]),
         ),
         [],
-        id="cks-cel-observe-only-needs-nothing",
     ),
-    Case(
-        # managementPolicies defaults to ["*"] before the rules run.
+    # managementPolicies defaults to ["*"] before the rules run.
+    "vpc-cel-defaulted-policies": (
         changed(
             "coreweave-vpc",
             ("spec.forProvider.name", DELETE),
@@ -428,29 +397,24 @@ CASES: list[Case] = [
             "spec: Invalid value: spec.forProvider.name is a required parameter",
             "spec: Invalid value: spec.forProvider.zone is a required parameter",
         ],
-        id="vpc-cel-defaulted-policies",
     ),
-    Case(
+    "civo-cluster-cel-pools": (
         changed("civo-cluster", ("spec.forProvider.pools", DELETE)),
         ["spec: Invalid value: spec.forProvider.pools is a required parameter"],
-        id="civo-cluster-cel-pools",
     ),
-    Case(
+    "nodepool-cel-size": (
         changed("civo-nodepool", ("spec.forProvider.size", DELETE)),
         ["spec: Invalid value: spec.forProvider.size is a required parameter"],
-        id="nodepool-cel-size",
     ),
-    Case(
+    "nodepool-cel-nodeCount": (
         changed("civo-nodepool", ("spec.initProvider", DELETE)),
         ["spec: Invalid value: spec.forProvider.nodeCount is a required parameter"],
-        id="nodepool-cel-nodeCount",
     ),
-    Case(
+    "usage-cel-by-or-reason": (
         changed("usage", ("spec.by", DELETE)),
         ['spec: Invalid value: either "spec.by" or "spec.reason" must be specified.'],
-        id="usage-cel-by-or-reason",
     ),
-    Case(
+    "usage-cel-cross-namespace": (
         changed(
             "usage",
             ("spec.by", DELETE),
@@ -461,49 +425,48 @@ CASES: list[Case] = [
             'spec: Invalid value: cross-namespace "spec.of" is not allowed without '
             '"spec.by" resource.'
         ],
-        id="usage-cel-cross-namespace",
     ),
-    Case(
+    "usage-cel-by-ref-or-selector": (
         changed("usage", ("spec.by.resourceSelector", DELETE)),
         [
             "spec.by: Invalid value: either a resource reference or a resource selector "
             "should be set."
         ],
-        id="usage-cel-by-ref-or-selector",
     ),
-    Case(
-        # Kubernetes reports a rule that fails at runtime (here: no such key)
-        # as an error, with the rule's message.
+    # Kubernetes reports a rule that fails at runtime (here: no such key)
+    # as an error, with the rule's message.
+    "object-cel-runtime-no-such-key": (
         changed("kubernetes-object", ("spec.readiness.celQuery", DELETE)),
         [
             'spec.readiness: Invalid value: "object": no such key: celQuery evaluating '
             "rule: celQuery must be set if policy is DeriveFromCelQuery"
         ],
-        id="object-cel-runtime-no-such-key",
     ),
-    Case(
+    "object-cel-empty-query": (
         changed("kubernetes-object", ("spec.readiness.celQuery", "")),
         ["spec.readiness: Invalid value: celQuery must be set if policy is DeriveFromCelQuery"],
-        id="object-cel-empty-query",
     ),
     # -- XRs, against the CRDs Crossplane derives from our XRDs
-    Case(
+    "xr-civo-required-region": (
         changed("civo-xr", ("spec.region", DELETE)),
         ["spec.region: Required value", NOT_CHECKED],
-        id="xr-civo-required-region",
     ),
-    Case(
+    "xr-coreweave-unknown-field": (
         changed("coreweave-xr", ("spec.zonee", "US-EAST-04A")),
         ['unknown field "spec.zonee"'],
-        id="xr-coreweave-unknown-field",
     ),
-    Case(
+    "xr-crossplane-field-added-by-crossplane": (
         changed("coreweave-xr", ("spec.crossplane", {"compositionRef": {"name": 5}})),
         [
             'spec.crossplane.compositionRef.name: Invalid value: "integer": '
             'spec.crossplane.compositionRef.name in body must be of type string: "integer"',
             NOT_CHECKED,
         ],
-        id="xr-crossplane-field-added-by-crossplane",
     ),
+}
+# Checked as a status update does, status kept (a create drops it).
+STATUS_UPDATES = {"providerconfig-list-type-map"}
+CASES = [
+    Case(obj, errors, id=case_id, with_status=case_id in STATUS_UPDATES)
+    for case_id, (obj, errors) in MISTAKES.items()
 ]
