@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from harness.fixtures import READY_STATUS
-from tests.coreweave_expected import usage
+from tests.coreweave_expected import provider_config, usage
 
 CLOUD_NAME = "inference-lon-34d99"
 NETWORK_NAME = "inference-lon-network-5c63f"
@@ -131,17 +131,7 @@ A100_POOL = nodepool(
     "a100", "inference-lon-nodepool-a100-0193a", "g4g.kube.small", "nvidia-a100", autoscaled=False
 )
 
-HELM_PROVIDER_CONFIG = {
-    "apiVersion": "helm.m.crossplane.io/v1beta1",
-    "kind": "ProviderConfig",
-    "metadata": {"name": HELM_PC_NAME},
-    "spec": {
-        "credentials": {
-            "source": "Secret",
-            "secretRef": {"name": SECRET_NAME, "namespace": "ml-team", "key": "kubeconfig"},
-        }
-    },
-}
+HELM_PROVIDER_CONFIG = provider_config("helm.m.crossplane.io/v1beta1", HELM_PC_NAME, SECRET_NAME)
 
 
 def autoscaler(groups: list[dict[str, Any]]) -> dict[str, Any]:

@@ -100,17 +100,24 @@ def kubeconfig_secret(
     }
 
 
-PROVIDER_CONFIG = {
-    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-    "kind": "ProviderConfig",
-    "metadata": {"name": PROVIDER_CONFIG_NAME},
-    "spec": {
-        "credentials": {
-            "source": "Secret",
-            "secretRef": {"name": SECRET_NAME, "namespace": NAMESPACE, "key": "kubeconfig"},
-        }
-    },
-}
+def provider_config(api_version: str, name: str, secret: str) -> dict[str, Any]:
+    """A ProviderConfig that reads the cluster's kubeconfig from the Secret `secret`."""
+    return {
+        "apiVersion": api_version,
+        "kind": "ProviderConfig",
+        "metadata": {"name": name},
+        "spec": {
+            "credentials": {
+                "source": "Secret",
+                "secretRef": {"name": secret, "namespace": NAMESPACE, "key": "kubeconfig"},
+            }
+        },
+    }
+
+
+PROVIDER_CONFIG = provider_config(
+    "kubernetes.m.crossplane.io/v1alpha1", PROVIDER_CONFIG_NAME, SECRET_NAME
+)
 
 
 def usage(name: str, of: tuple[str, str, str], by: tuple[str, str, str]) -> dict[str, Any]:
@@ -141,27 +148,36 @@ USAGE_KUBECONFIG = usage(
 IN_CLUSTER_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
 
 
-def nodepool_object(
-    object_name: str, pool: str, spec: dict[str, Any], policies: list[str] = IN_CLUSTER_POLICIES
+def in_cluster_object(
+    object_name: str,
+    manifest: dict[str, Any],
+    policies: list[str] = IN_CLUSTER_POLICIES,
+    readiness: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """An Object of provider-kubernetes that manages `manifest` in the CKS cluster."""
+    spec = {"forProvider": {"manifest": manifest}, "providerConfigRef": OBJECT_PC_REF}
     return {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
         "metadata": {"name": object_name},
         "spec": {
-            "forProvider": {
-                "manifest": {
-                    "apiVersion": "compute.coreweave.com/v1alpha1",
-                    "kind": "NodePool",
-                    "metadata": {"name": pool},
-                    "spec": spec,
-                }
-            },
-            "providerConfigRef": OBJECT_PC_REF,
-            "readiness": NODEPOOL_READINESS,
+            **spec,
+            **({"readiness": readiness} if readiness else {}),
             "managementPolicies": policies,
         },
     }
+
+
+def nodepool_object(
+    object_name: str, pool: str, spec: dict[str, Any], policies: list[str] = IN_CLUSTER_POLICIES
+) -> dict[str, Any]:
+    manifest = {
+        "apiVersion": "compute.coreweave.com/v1alpha1",
+        "kind": "NodePool",
+        "metadata": {"name": pool},
+        "spec": spec,
+    }
+    return in_cluster_object(object_name, manifest, policies, NODEPOOL_READINESS)
 
 
 # An autoscaled pool: one Object creates it (and never updates it), one updates all but its size.
@@ -231,62 +247,44 @@ CPU_POOL = nodepool_object(
     },
 )
 
-SHARED_VAST_OBSERVER = {
-    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-    "kind": "Object",
-    "metadata": {"name": "inference-east-shared-vast-observer-f4a99"},
-    "spec": {
-        "forProvider": {
-            "manifest": {
-                "apiVersion": "storage.k8s.io/v1",
-                "kind": "StorageClass",
-                "metadata": {"name": "shared-vast"},
-            }
-        },
-        "providerConfigRef": OBJECT_PC_REF,
-        "managementPolicies": ["Observe"],
+SHARED_VAST_OBSERVER = in_cluster_object(
+    "inference-east-shared-vast-observer-f4a99",
+    {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "shared-vast"},
     },
-}
+    ["Observe"],
+)
 
+VAST_PARAMETERS = {"vip_pool_name": "main", "view_policy": "default", "root_export": "/k8s"}
 # What the observer reports of CKS's own class (status.atProvider.manifest).
 SHARED_VAST_LIVE = {
     "apiVersion": "storage.k8s.io/v1",
     "kind": "StorageClass",
     "metadata": {"name": "shared-vast", "uid": "0c1d"},
     "provisioner": "csi.vastdata.com",
-    "parameters": {"vip_pool_name": "main", "view_policy": "default", "root_export": "/k8s"},
+    "parameters": VAST_PARAMETERS,
     "mountOptions": ["nconnect=16", "vers=3"],
     "reclaimPolicy": "Retain",
     "volumeBindingMode": "Immediate",
     "allowVolumeExpansion": True,
 }
 
-RWX_STORAGE_CLASS = {
-    "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
-    "kind": "Object",
-    "metadata": {"name": "inference-east-rwx-storageclass-1a4ee"},
-    "spec": {
-        "forProvider": {
-            "manifest": {
-                "apiVersion": "storage.k8s.io/v1",
-                "kind": "StorageClass",
-                "metadata": {"name": "shared-vast-delete"},
-                "provisioner": "csi.vastdata.com",
-                "reclaimPolicy": "Delete",
-                "parameters": {
-                    "vip_pool_name": "main",
-                    "view_policy": "default",
-                    "root_export": "/k8s",
-                },
-                "mountOptions": ["nconnect=16", "vers=3"],
-                "volumeBindingMode": "Immediate",
-                "allowVolumeExpansion": True,
-            }
-        },
-        "providerConfigRef": OBJECT_PC_REF,
-        "managementPolicies": IN_CLUSTER_POLICIES,
+RWX_STORAGE_CLASS = in_cluster_object(
+    "inference-east-rwx-storageclass-1a4ee",
+    {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "shared-vast-delete"},
+        "provisioner": "csi.vastdata.com",
+        "reclaimPolicy": "Delete",
+        "parameters": VAST_PARAMETERS,
+        "mountOptions": ["nconnect=16", "vers=3"],
+        "volumeBindingMode": "Immediate",
+        "allowVolumeExpansion": True,
     },
-}
+)
 
 
 def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
