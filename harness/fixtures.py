@@ -292,12 +292,15 @@ def requirements_loop(
 READY_STATUS = {"conditions": [{"type": "Ready", "status": "True", "reason": "Available"}]}
 CONDITION_STATUS = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
 
-SYNCED = {
-    "type": "Synced",
-    "status": "True",
-    "reason": "ReconcileSuccess",
-    "lastTransitionTime": "2026-11-30T00:00:00Z",
-}
+# When every condition the World reports last changed: fixed, so runs are reproducible.
+TRANSITION_TIME = "2026-11-30T00:00:00Z"
+
+
+def condition(type_: str, status: str, reason: str, at: str = TRANSITION_TIME) -> dict[str, Any]:
+    return {"type": type_, "status": status, "reason": reason, "lastTransitionTime": at}
+
+
+SYNCED = condition("Synced", "True", "ReconcileSuccess")
 
 
 class World:
@@ -352,12 +355,7 @@ class World:
         self.xr["status"] = {
             **xr_status(rsp),
             "conditions": [
-                {
-                    "type": c.type,
-                    "status": CONDITION_STATUS.get(c.status, "Unknown"),
-                    "reason": c.reason,
-                    "lastTransitionTime": "2026-11-30T00:00:00Z",
-                }
+                condition(c.type, CONDITION_STATUS.get(c.status, "Unknown"), c.reason)
                 for c in rsp.conditions
             ],
         }
@@ -399,16 +397,8 @@ class World:
 
     def ready(self, key: str, ready: bool = True, **status: Any) -> None:
         """Ready (or not) and Synced, as crossplane-runtime reports a reconcile that worked."""
-        conditions = [
-            {
-                "type": "Ready",
-                "status": "True" if ready else "False",
-                "reason": "Available" if ready else "Unavailable",
-                "lastTransitionTime": "2026-11-30T00:00:00Z",
-            },
-            SYNCED,
-        ]
-        self.report(key, conditions=conditions, **status)
+        state = ("True", "Available") if ready else ("False", "Unavailable")
+        self.report(key, conditions=[condition("Ready", *state), SYNCED], **status)
 
     def unreachable(self, key: str, message: str) -> None:
         """What a provider reports of a resource whose remote API does not answer: Synced=False

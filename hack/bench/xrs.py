@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
+from harness import fixtures
 from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
@@ -77,13 +78,7 @@ CIVO_DESIRED = 7 + len(CIVO_POOLS) - 1
 def condition(
     type_: str, status: str = "True", reason: str = "Available", **extra: Any
 ) -> dict[str, Any]:
-    return {
-        "type": type_,
-        "status": status,
-        "reason": reason,
-        "lastTransitionTime": SYNCED_AT,
-        **extra,
-    }
+    return {**fixtures.condition(type_, status, reason, SYNCED_AT), **extra}
 
 
 def live_object(manifest: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
