@@ -77,17 +77,8 @@ def cluster(pools: dict[str, Any] = INLINE_POOL) -> dict[str, Any]:
     }
 
 
-CLUSTER_REF = ("kubernetes.civo.m.upbound.io/v1beta1", "Cluster", CLUSTER_NAME)
-USAGE_NETWORK = usage(
-    "inference-lon-usage-network-by-cluster-061b4",
-    ("vpc.civo.m.upbound.io/v1beta1", "Network", NETWORK_NAME),
-    CLUSTER_REF,
-)
-USAGE_FIREWALL = usage(
-    "inference-lon-usage-firewall-by-cluster-3ea69",
-    ("vpc.civo.m.upbound.io/v1beta1", "Firewall", FIREWALL_NAME),
-    CLUSTER_REF,
-)
+USAGE_NETWORK = usage("inference-lon-usage-network-by-cluster-061b4", NETWORK, cluster())
+USAGE_FIREWALL = usage("inference-lon-usage-firewall-by-cluster-3ea69", FIREWALL, cluster())
 
 
 def nodepool(

@@ -120,27 +120,28 @@ PROVIDER_CONFIG = provider_config(
 )
 
 
-def usage(name: str, of: tuple[str, str, str], by: tuple[str, str, str]) -> dict[str, Any]:
-    def ref(api_version: str, kind: str, ref_name: str) -> dict[str, Any]:
-        return {"apiVersion": api_version, "kind": kind, "resourceRef": {"name": ref_name}}
+def usage(name: str, of: dict[str, Any], by: dict[str, Any]) -> dict[str, Any]:
+    """The Usage that keeps the expected object `of` while the expected object `by` exists."""
+
+    def ref(obj: dict[str, Any]) -> dict[str, Any]:
+        ref_name = obj["metadata"]["name"]
+        return {
+            "apiVersion": obj["apiVersion"],
+            "kind": obj["kind"],
+            "resourceRef": {"name": ref_name},
+        }
 
     return {
         "apiVersion": "protection.crossplane.io/v1beta1",
         "kind": "Usage",
         "metadata": {"name": name},
-        "spec": {"of": ref(*of), "by": ref(*by), "replayDeletion": True},
+        "spec": {"of": ref(of), "by": ref(by), "replayDeletion": True},
     }
 
 
-CLUSTER_REF = ("cks.coreweave.m.crossplane.io/v1alpha1", "Cluster", CLUSTER_NAME)
-PC_REF = ("kubernetes.m.crossplane.io/v1alpha1", "ProviderConfig", PROVIDER_CONFIG_NAME)
-USAGE_VPC = usage(
-    "inference-east-usage-vpc-by-cluster-ee40c",
-    ("networking.coreweave.m.crossplane.io/v1alpha1", "VPC", VPC_NAME),
-    CLUSTER_REF,
-)
+USAGE_VPC = usage("inference-east-usage-vpc-by-cluster-ee40c", VPC, CLUSTER)
 USAGE_KUBECONFIG = usage(
-    "inference-east-usage-kubeconfig-by-providerconfig-dc1bc", ("v1", "Secret", SECRET_NAME), PC_REF
+    "inference-east-usage-kubeconfig-by-providerconfig-dc1bc", kubeconfig_secret(), PROVIDER_CONFIG
 )
 
 
