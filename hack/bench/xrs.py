@@ -203,18 +203,12 @@ def converged_coreweave() -> tuple[World, fnv1.RunFunctionResponse]:
         "volumeBindingMode": "Immediate",
         "allowVolumeExpansion": True,
     }
-    world.ready(
-        "shared-vast-observer",
-        atProvider={"manifest": live_object(shared_vast)},
-    )
+    world.ready("shared-vast-observer", atProvider={"manifest": live_object(shared_vast)})
     world.ready("usage-kubeconfig-by-providerconfig")
     world.report("kubernetes-providerconfig")
     world.reconcile()
     clone = world.observed["rwx-storageclass"]["spec"]["forProvider"]["manifest"]
-    world.ready(
-        "rwx-storageclass",
-        atProvider={"manifest": live_object(clone)},
-    )
+    world.ready("rwx-storageclass", atProvider={"manifest": live_object(clone)})
     # The settings Object of an autoscaled pool sees the same live pool as its creator.
     for key in autoscaled:
         settings = "autoscaled-" + key
