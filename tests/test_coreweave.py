@@ -30,16 +30,19 @@ from harness.fixtures import (
 from tests import coreweave_expected as expected
 
 
+def as_ready(body: dict[str, Any], **status: Any) -> dict[str, Any]:
+    """body as observed once its provider reports it Ready, with status besides."""
+    return {**copy.deepcopy(body), "status": {**READY_STATUS, **status}}
+
+
 def cluster_up(endpoint: str = ENDPOINT) -> dict[str, dict[str, Any]]:
     """Observed VPC and cluster, both Ready, the cluster reporting its endpoint."""
-    cluster = copy.deepcopy(expected.CLUSTER)
-    cluster["status"] = {
-        **READY_STATUS,
-        "atProvider": {"id": "9e1d", "apiServerEndpoint": endpoint},
+    return {
+        "vpc": as_ready(expected.VPC, atProvider={"id": "3f0c"}),
+        "cks-cluster": as_ready(
+            expected.CLUSTER, atProvider={"id": "9e1d", "apiServerEndpoint": endpoint}
+        ),
     }
-    vpc = copy.deepcopy(expected.VPC)
-    vpc["status"] = {**READY_STATUS, "atProvider": {"id": "3f0c"}}
-    return {"vpc": vpc, "cks-cluster": cluster}
 
 
 CREDENTIALS = {
@@ -52,90 +55,78 @@ def pool(**fields: Any) -> dict[str, Any]:
     return {"name": "p", "role": "CPU", "instanceType": "cd-gp-a192-genoa", **fields}
 
 
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        pytest.param(
-            {"nodePools": [pool(role="GPU")]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].gpu: required when "
-            "role is GPU",
-            id="gpu-required",
-        ),
-        pytest.param(
-            {"nodePools": [pool(minNodeCount=1)]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].maxNodeCount: "
-            "required when minNodeCount is set",
-            id="min-needs-max",
-        ),
-        pytest.param(
-            {"nodePools": [pool(minNodeCount=5, maxNodeCount=3, nodeCount=2)]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].minNodeCount: must "
-            "not exceed maxNodeCount (5 > 3)",
-            id="min-above-max",
-        ),
-        pytest.param(
-            {"nodePools": [pool(nodeCount=4, maxNodeCount=3)]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].nodeCount: must not "
-            "exceed maxNodeCount (4 > 3)",
-            id="count-above-max",
-        ),
-        pytest.param(
-            {"nodePools": [pool(), pool(instanceType="other")]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[1].name: duplicate pool "
-            'name "p" (also spec.nodePools[0])',
-            id="duplicate-names",
-        ),
-        pytest.param(
-            {"nodePools": [pool(name="modelplane-system")]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].name: "
-            '"modelplane-system" is reserved for the system pool the function adds; choose '
-            "another name",
-            id="reserved-name",
-        ),
-        pytest.param(
-            {"zone": "", "kubernetesVersion": "v1.37", "nodePools": []},
-            "invalid CoreWeaveCluster spec (3 problems): spec.kubernetesVersion: must match "
-            '^[0-9]+\\.[0-9]+$ (got "v1.37"); spec.nodePools: must have at least 1 item; '
-            "spec.zone: must not be empty",
-            id="every-problem-at-once",
-        ),
-        pytest.param(
-            {"nodePools": [pool(name="GPU_Pool", role="TPU", nodeCount=2.5, maxNodeCount=0)]},
-            "invalid CoreWeaveCluster spec (4 problems): spec.nodePools[0].maxNodeCount: must "
-            "be at least 1 (got 0); spec.nodePools[0].name: must match "
-            '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (got "GPU_Pool"); spec.nodePools[0].nodeCount: '
-            "must be an integer; spec.nodePools[0].role: must be one of 'GPU' or 'CPU' (got "
-            '"TPU")',
-            id="types-bounds-patterns",
-        ),
-        pytest.param(
-            {"nodePools": [pool(instanceType="x" * 64)] + [pool(name=f"p{i}") for i in range(8)]},
-            # pydantic checks a list's length before its items; the XRD bounds it first anyway.
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools: must have at most 8 "
-            "items (got 9)",
-            id="too-many-pools",
-        ),
-        pytest.param(
-            {"credentials": {"name": "", "type": "Secret"}},
-            "invalid CoreWeaveCluster spec (2 problems): spec.credentials.name: must not be "
-            "empty; spec.credentials.type: must be one of 'ProviderConfig' or "
-            "'ClusterProviderConfig' (got \"Secret\")",
-            id="credentials",
-        ),
-        pytest.param(
-            {"nodePools": [pool(instanceType="x" * 64)]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].instanceType: must be "
-            "at most 63 characters (got 64)",
-            id="long-instance-type",
-        ),
-        # role is required by the API: a forgotten role must not make a GPU pool untainted.
-        pytest.param(
-            {"nodePools": [pool(), {"name": "h100", "instanceType": "gd-8xh100ib-i128"}]},
-            "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[1].role: required",
-            id="role-required",
-        ),
-    ],
-)
+INVALID_SPECS = {
+    "gpu-required": (
+        {"nodePools": [pool(role="GPU")]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].gpu: required when "
+        "role is GPU",
+    ),
+    "min-needs-max": (
+        {"nodePools": [pool(minNodeCount=1)]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].maxNodeCount: "
+        "required when minNodeCount is set",
+    ),
+    "min-above-max": (
+        {"nodePools": [pool(minNodeCount=5, maxNodeCount=3, nodeCount=2)]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].minNodeCount: must "
+        "not exceed maxNodeCount (5 > 3)",
+    ),
+    "count-above-max": (
+        {"nodePools": [pool(nodeCount=4, maxNodeCount=3)]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].nodeCount: must not "
+        "exceed maxNodeCount (4 > 3)",
+    ),
+    "duplicate-names": (
+        {"nodePools": [pool(), pool(instanceType="other")]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[1].name: duplicate pool "
+        'name "p" (also spec.nodePools[0])',
+    ),
+    "reserved-name": (
+        {"nodePools": [pool(name="modelplane-system")]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].name: "
+        '"modelplane-system" is reserved for the system pool the function adds; choose '
+        "another name",
+    ),
+    "every-problem-at-once": (
+        {"zone": "", "kubernetesVersion": "v1.37", "nodePools": []},
+        "invalid CoreWeaveCluster spec (3 problems): spec.kubernetesVersion: must match "
+        '^[0-9]+\\.[0-9]+$ (got "v1.37"); spec.nodePools: must have at least 1 item; '
+        "spec.zone: must not be empty",
+    ),
+    "types-bounds-patterns": (
+        {"nodePools": [pool(name="GPU_Pool", role="TPU", nodeCount=2.5, maxNodeCount=0)]},
+        "invalid CoreWeaveCluster spec (4 problems): spec.nodePools[0].maxNodeCount: must "
+        "be at least 1 (got 0); spec.nodePools[0].name: must match "
+        '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (got "GPU_Pool"); spec.nodePools[0].nodeCount: '
+        "must be an integer; spec.nodePools[0].role: must be one of 'GPU' or 'CPU' (got "
+        '"TPU")',
+    ),
+    "too-many-pools": (
+        {"nodePools": [pool(instanceType="x" * 64)] + [pool(name=f"p{i}") for i in range(8)]},
+        # pydantic checks a list's length before its items; the XRD bounds it first anyway.
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools: must have at most 8 "
+        "items (got 9)",
+    ),
+    "credentials": (
+        {"credentials": {"name": "", "type": "Secret"}},
+        "invalid CoreWeaveCluster spec (2 problems): spec.credentials.name: must not be "
+        "empty; spec.credentials.type: must be one of 'ProviderConfig' or "
+        "'ClusterProviderConfig' (got \"Secret\")",
+    ),
+    "long-instance-type": (
+        {"nodePools": [pool(instanceType="x" * 64)]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[0].instanceType: must be "
+        "at most 63 characters (got 64)",
+    ),
+    # role is required by the API: a forgotten role must not make a GPU pool untainted.
+    "role-required": (
+        {"nodePools": [pool(), {"name": "h100", "instanceType": "gd-8xh100ib-i128"}]},
+        "invalid CoreWeaveCluster spec (1 problem): spec.nodePools[1].role: required",
+    ),
+}
+
+
+@pytest.mark.parametrize(("spec", "message"), INVALID_SPECS.values(), ids=INVALID_SPECS.keys())
 def test_invalid_spec_is_one_fatal_naming_every_field(spec: dict[str, Any], message: str) -> None:
     """On a new XR and on a live one alike: a FATAL applies nothing, so nothing composed is lost."""
     for observed, required in ((None, None), (cluster_up(), CREDENTIALS)):
@@ -199,6 +190,10 @@ def pool_objects(
     return objects
 
 
+def objects_of_p(composed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in composed.items() if k in (CREATOR, SETTINGS)}
+
+
 def fixed(target_nodes: int) -> dict[str, dict[str, Any]]:
     """The Object of a fixed pool "p" of that many nodes."""
     return pool_objects(
@@ -227,88 +222,79 @@ SETTINGS_APPLIED = observed_pool({**TYPE, **AUTOSCALED}, None)
 ONE_TO_EIGHT = {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8}
 
 
+TRANSITIONS = {
+    "fixed": ({"nodeCount": 3}, {}, fixed(3)),
+    "fixed-at-zero": ({"nodeCount": 0}, {}, fixed(0)),
+    "fixed-resize-is-asserted": (
+        {"nodeCount": 4},
+        {CREATOR: observed_pool({**TYPE, "targetNodes": 2}, {"targetNodes": 2})},
+        fixed(4),
+    ),
+    "autoscaled-new-only-the-creator": (
+        {"nodeCount": 3, "minNodeCount": 2, "maxNodeCount": 6},
+        {},
+        autoscaled(2, 6, 3, live=False),
+    ),
+    "autoscaled-new-from-zero-starts-at-one": (
+        {"nodeCount": 0, "maxNodeCount": 4},
+        {},
+        autoscaled(1, 4, 1, live=False),
+    ),
+    "autoscaled-min-defaults-to-count": (
+        {"nodeCount": 3, "maxNodeCount": 4},
+        {},
+        autoscaled(3, 4, 3, live=False),
+    ),
+    "autoscaled-live-settings-object-without-targetNodes": (
+        ONE_TO_EIGHT,
+        {CREATOR: LIVE_AUTOSCALED},
+        autoscaled(1, 8, 2, live=True),
+    ),
+    "autoscaled-creator-ready-is-enough": (
+        ONE_TO_EIGHT,
+        {CREATOR: READY_ONLY},
+        autoscaled(1, 8, 2, live=True),
+    ),
+    "deleted-outside-crossplane-creator-recreates-with-targetNodes": (
+        ONE_TO_EIGHT,
+        {
+            CREATOR: observed_pool({**TYPE, "targetNodes": 2, **AUTOSCALED}, None),
+            SETTINGS: SETTINGS_APPLIED,
+        },
+        autoscaled(1, 8, 2, live=True),
+    ),
+    "bounds-edit-reaches-the-settings-object": (
+        {"nodeCount": 2, "minNodeCount": 2, "maxNodeCount": 12},
+        {CREATOR: LIVE_AUTOSCALED, SETTINGS: SETTINGS_APPLIED},
+        autoscaled(2, 12, 2, live=True),
+    ),
+    "fixed-made-autoscaled-keeps-its-live-size": (
+        ONE_TO_EIGHT,
+        {
+            CREATOR: observed_pool(
+                {**TYPE, "targetNodes": 5, "autoscaling": False},
+                {**TYPE, "targetNodes": 5, "autoscaling": False},
+            )
+        },
+        autoscaled(1, 8, 2, live=True),
+    ),
+    "autoscaled-made-fixed-asserts-nodeCount-settings-object-retired": (
+        {"nodeCount": 3},
+        {CREATOR: LIVE_AUTOSCALED, SETTINGS: SETTINGS_APPLIED},
+        fixed(3),
+    ),
+}
+
+
 @pytest.mark.parametrize(
-    ("fields", "observed", "want"),
-    [
-        pytest.param({"nodeCount": 3}, {}, fixed(3), id="fixed"),
-        pytest.param({"nodeCount": 0}, {}, fixed(0), id="fixed-at-zero"),
-        pytest.param(
-            {"nodeCount": 4},
-            {CREATOR: observed_pool({**TYPE, "targetNodes": 2}, {"targetNodes": 2})},
-            fixed(4),
-            id="fixed-resize-is-asserted",
-        ),
-        pytest.param(
-            {"nodeCount": 3, "minNodeCount": 2, "maxNodeCount": 6},
-            {},
-            autoscaled(2, 6, 3, live=False),
-            id="autoscaled-new-only-the-creator",
-        ),
-        pytest.param(
-            {"nodeCount": 0, "maxNodeCount": 4},
-            {},
-            autoscaled(1, 4, 1, live=False),
-            id="autoscaled-new-from-zero-starts-at-one",
-        ),
-        pytest.param(
-            {"nodeCount": 3, "maxNodeCount": 4},
-            {},
-            autoscaled(3, 4, 3, live=False),
-            id="autoscaled-min-defaults-to-count",
-        ),
-        pytest.param(
-            ONE_TO_EIGHT,
-            {CREATOR: LIVE_AUTOSCALED},
-            autoscaled(1, 8, 2, live=True),
-            id="autoscaled-live-settings-object-without-targetNodes",
-        ),
-        pytest.param(
-            ONE_TO_EIGHT,
-            {CREATOR: READY_ONLY},
-            autoscaled(1, 8, 2, live=True),
-            id="autoscaled-creator-ready-is-enough",
-        ),
-        pytest.param(
-            ONE_TO_EIGHT,
-            {
-                CREATOR: observed_pool({**TYPE, "targetNodes": 2, **AUTOSCALED}, None),
-                SETTINGS: SETTINGS_APPLIED,
-            },
-            autoscaled(1, 8, 2, live=True),
-            id="deleted-outside-crossplane-creator-recreates-with-targetNodes",
-        ),
-        pytest.param(
-            {"nodeCount": 2, "minNodeCount": 2, "maxNodeCount": 12},
-            {CREATOR: LIVE_AUTOSCALED, SETTINGS: SETTINGS_APPLIED},
-            autoscaled(2, 12, 2, live=True),
-            id="bounds-edit-reaches-the-settings-object",
-        ),
-        pytest.param(
-            ONE_TO_EIGHT,
-            {
-                CREATOR: observed_pool(
-                    {**TYPE, "targetNodes": 5, "autoscaling": False},
-                    {**TYPE, "targetNodes": 5, "autoscaling": False},
-                )
-            },
-            autoscaled(1, 8, 2, live=True),
-            id="fixed-made-autoscaled-keeps-its-live-size",
-        ),
-        pytest.param(
-            {"nodeCount": 3},
-            {CREATOR: LIVE_AUTOSCALED, SETTINGS: SETTINGS_APPLIED},
-            fixed(3),
-            id="autoscaled-made-fixed-asserts-nodeCount-settings-object-retired",
-        ),
-    ],
+    ("fields", "observed", "want"), TRANSITIONS.values(), ids=TRANSITIONS.keys()
 )
 def test_pool_objects_for_every_transition(
     fields: dict[str, Any], observed: dict[str, Any], want: dict[str, dict[str, Any]]
 ) -> None:
     state = {**cluster_up(), **observed}
     rsp = run(request(coreweave_xr(nodePools=[pool(**fields)]), state, CREDENTIALS))
-    composed = desired(rsp)
-    assert {k: v for k, v in composed.items() if k in (CREATOR, SETTINGS)} == want
+    assert objects_of_p(desired(rsp)) == want
 
 
 SCALE_TO_ZERO = (
@@ -358,20 +344,12 @@ NAMESPACED_PC = {
 }
 
 
-def secret_with(data: dict[str, str]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": "coreweave-creds"},
-        "data": data,
-    }
-
-
 def config_and_secret(data: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
     """The ClusterProviderConfig found, naming a Secret that holds data."""
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "coreweave-creds"}}
     return {
         "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
-        "coreweave-credentials": [secret_with(data)],
+        "coreweave-credentials": [{**secret, "data": data}],
     }
 
 
@@ -387,64 +365,57 @@ NO_TOKEN = (
 )
 
 
+WAITING_FOR_CREDENTIALS = {
+    "cluster-providerconfig-missing": (
+        CLUSTER_CREDENTIALS,
+        {"coreweave-providerconfig": []},
+        CONFIG_ASKED,
+        'ClusterProviderConfig "coreweave" not found',
+    ),
+    "namespaced-providerconfig-reads-secret-in-xr-namespace": (
+        {"name": "team", "type": "ProviderConfig"},
+        {"coreweave-providerconfig": [NAMESPACED_PC], "coreweave-credentials": []},
+        {
+            "coreweave-providerconfig": ("ProviderConfig", "team", NAMESPACE),
+            "coreweave-credentials": ("Secret", "coreweave-creds", NAMESPACE),
+        },
+        f'Secret "{NAMESPACE}/coreweave-creds" not found',
+    ),
+    "providerconfig-not-from-secret": (
+        CLUSTER_CREDENTIALS,
+        {
+            "coreweave-providerconfig": [
+                {
+                    **CLUSTER_PROVIDER_CONFIG,
+                    "spec": {"credentials": {"source": "InjectedIdentity"}},
+                }
+            ]
+        },
+        CONFIG_ASKED,
+        'ClusterProviderConfig "coreweave" does not take its credentials from a Secret '
+        "(spec.credentials.source: Secret with secretRef name and key); the kubeconfig needs "
+        "the org API token",
+    ),
+    "secret-without-token": (
+        CLUSTER_CREDENTIALS,
+        config_and_secret({"credentials": encoded({"endpoint": "x"})}),
+        SECRET_ASKED,
+        NO_TOKEN,
+    ),
+    "bare-token-not-json-is-not-quoted": (
+        CLUSTER_CREDENTIALS,
+        config_and_secret({"credentials": base64.b64encode(ORG_TOKEN.encode()).decode()}),
+        SECRET_ASKED,
+        NO_TOKEN,
+    ),
+    "secret-without-key": (CLUSTER_CREDENTIALS, config_and_secret({}), SECRET_ASKED, NO_TOKEN),
+}
+
+
 @pytest.mark.parametrize(
     ("credentials", "required", "requirements", "problem"),
-    [
-        pytest.param(
-            CLUSTER_CREDENTIALS,
-            {"coreweave-providerconfig": []},
-            CONFIG_ASKED,
-            'ClusterProviderConfig "coreweave" not found',
-            id="cluster-providerconfig-missing",
-        ),
-        pytest.param(
-            {"name": "team", "type": "ProviderConfig"},
-            {"coreweave-providerconfig": [NAMESPACED_PC], "coreweave-credentials": []},
-            {
-                "coreweave-providerconfig": ("ProviderConfig", "team", NAMESPACE),
-                "coreweave-credentials": ("Secret", "coreweave-creds", NAMESPACE),
-            },
-            f'Secret "{NAMESPACE}/coreweave-creds" not found',
-            id="namespaced-providerconfig-reads-secret-in-xr-namespace",
-        ),
-        pytest.param(
-            CLUSTER_CREDENTIALS,
-            {
-                "coreweave-providerconfig": [
-                    {
-                        **CLUSTER_PROVIDER_CONFIG,
-                        "spec": {"credentials": {"source": "InjectedIdentity"}},
-                    }
-                ]
-            },
-            CONFIG_ASKED,
-            'ClusterProviderConfig "coreweave" does not take its credentials from a Secret '
-            "(spec.credentials.source: Secret with secretRef name and key); the kubeconfig needs "
-            "the org API token",
-            id="providerconfig-not-from-secret",
-        ),
-        pytest.param(
-            CLUSTER_CREDENTIALS,
-            config_and_secret({"credentials": encoded({"endpoint": "x"})}),
-            SECRET_ASKED,
-            NO_TOKEN,
-            id="secret-without-token",
-        ),
-        pytest.param(
-            CLUSTER_CREDENTIALS,
-            config_and_secret({"credentials": base64.b64encode(ORG_TOKEN.encode()).decode()}),
-            SECRET_ASKED,
-            NO_TOKEN,
-            id="bare-token-not-json-is-not-quoted",
-        ),
-        pytest.param(
-            CLUSTER_CREDENTIALS,
-            config_and_secret({}),
-            SECRET_ASKED,
-            NO_TOKEN,
-            id="secret-without-key",
-        ),
-    ],
+    WAITING_FOR_CREDENTIALS.values(),
+    ids=WAITING_FOR_CREDENTIALS.keys(),
 )
 def test_waiting_for_credentials(
     credentials: dict[str, str],
@@ -469,12 +440,8 @@ def kubeconfig_text(rsp: Any) -> str:
 
 def test_kubeconfig_follows_token_rotation() -> None:
     rotated = "CW-SECRET-rotated-fake-token"
-    required = {
-        "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
-        "coreweave-credentials": [credentials_secret(rotated)],
-    }
-    state = cluster_up()
-    state["kubeconfig"] = expected.kubeconfig_secret()
+    required = {**CREDENTIALS, "coreweave-credentials": [credentials_secret(rotated)]}
+    state = {**cluster_up(), "kubeconfig": expected.kubeconfig_secret()}
     rsp = run(request(coreweave_xr(), state, required))
     assert kubeconfig_text(rsp) == expected.KUBECONFIG_TEXT.replace(ORG_TOKEN, rotated)
 
@@ -511,12 +478,14 @@ CUSTOM_INPUT = {
 }
 
 
+def shared_vast_observed(manifest: dict[str, Any] = expected.SHARED_VAST_LIVE) -> dict[str, Any]:
+    return as_ready(expected.SHARED_VAST_OBSERVER, atProvider={"manifest": manifest})
+
+
 def test_step_input_shapes_new_resources() -> None:
     state = cluster_up()
     del state["vpc"]
-    observer = copy.deepcopy(expected.SHARED_VAST_OBSERVER)
-    observer["status"] = {**READY_STATUS, "atProvider": {"manifest": expected.SHARED_VAST_LIVE}}
-    state["shared-vast-observer"] = observer
+    state["shared-vast-observer"] = shared_vast_observed()
     rsp = run(request(coreweave_xr(), state, CREDENTIALS, CUSTOM_INPUT))
     composed = desired(rsp)
     assert composed["vpc"]["spec"]["forProvider"]["vpcPrefixes"] == [
@@ -542,13 +511,12 @@ def test_live_vpc_keeps_its_prefixes_when_input_changes() -> None:
 
 
 def test_live_storage_class_is_never_edited_in_place() -> None:
-    state = cluster_up()
-    clone = copy.deepcopy(expected.RWX_STORAGE_CLASS)
-    clone["status"] = READY_STATUS
-    observer = copy.deepcopy(expected.SHARED_VAST_OBSERVER)
     changed = {**expected.SHARED_VAST_LIVE, "parameters": {"vip_pool_name": "other"}}
-    observer["status"] = {**READY_STATUS, "atProvider": {"manifest": changed}}
-    state |= {"rwx-storageclass": clone, "shared-vast-observer": observer}
+    state = {
+        **cluster_up(),
+        "rwx-storageclass": as_ready(expected.RWX_STORAGE_CLASS),
+        "shared-vast-observer": shared_vast_observed(changed),
+    }
     rsp = run(request(coreweave_xr(), state, CREDENTIALS, CUSTOM_INPUT))
     assert desired(rsp)["rwx-storageclass"] == expected.RWX_STORAGE_CLASS
     assert xr_status(rsp)["cache"] == {"storageClassName": "shared-vast-delete"}
@@ -560,9 +528,7 @@ def test_live_storage_class_is_never_edited_in_place() -> None:
 
 
 def test_system_pool_instance_type_is_kept_on_live_pool() -> None:
-    state = cluster_up()
-    system = copy.deepcopy(expected.SYSTEM_POOL)
-    state["system-nodepool"] = system
+    state = {**cluster_up(), "system-nodepool": copy.deepcopy(expected.SYSTEM_POOL)}
     rsp = run(request(coreweave_xr(), state, CREDENTIALS, CUSTOM_INPUT))
     spec = desired(rsp)["system-nodepool"]["spec"]["forProvider"]["manifest"]["spec"]
     assert spec["instanceType"] == "cd-gp-i64-erapids"
@@ -575,23 +541,23 @@ def test_system_pool_instance_type_is_kept_on_live_pool() -> None:
     ) in results(rsp)
 
 
+INVALID_STEP_INPUTS = {
+    "system-pool-count": (
+        {"coreweave": {"systemPool": {"nodeCount": 0}}},
+        "invalid function input (1 problem): input.coreweave.systemPool.nodeCount: must be "
+        "at least 1 (got 0)",
+    ),
+    "prefix-and-class-name": (
+        {"coreweave": {"vpcPrefixes": {"pod": "10.0.0.0"}, "storageClassName": "Bad_Name"}},
+        "invalid function input (2 problems): input.coreweave.storageClassName: must match "
+        '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ (got "Bad_Name"); '
+        "input.coreweave.vpcPrefixes.pod: must be at least 9 characters",
+    ),
+}
+
+
 @pytest.mark.parametrize(
-    ("step_input", "message"),
-    [
-        pytest.param(
-            {"coreweave": {"systemPool": {"nodeCount": 0}}},
-            "invalid function input (1 problem): input.coreweave.systemPool.nodeCount: must be "
-            "at least 1 (got 0)",
-            id="system-pool-count",
-        ),
-        pytest.param(
-            {"coreweave": {"vpcPrefixes": {"pod": "10.0.0.0"}, "storageClassName": "Bad_Name"}},
-            "invalid function input (2 problems): input.coreweave.storageClassName: must match "
-            '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ (got "Bad_Name"); '
-            "input.coreweave.vpcPrefixes.pod: must be at least 9 characters",
-            id="prefix-and-class-name",
-        ),
-    ],
+    ("step_input", "message"), INVALID_STEP_INPUTS.values(), ids=INVALID_STEP_INPUTS.keys()
 )
 def test_invalid_step_input_is_fatal(step_input: dict[str, Any], message: str) -> None:
     rsp = run(request(coreweave_xr(), cluster_up(), CREDENTIALS, step_input))
@@ -600,13 +566,11 @@ def test_invalid_step_input_is_fatal(step_input: dict[str, Any], message: str) -
 
 def test_composed_resource_names_are_stable() -> None:
     """Keys and object names are a public contract: coreweave_expected spells every one out."""
-    state = cluster_up()
-    observer = copy.deepcopy(expected.SHARED_VAST_OBSERVER)
-    observer["status"] = {**READY_STATUS, "atProvider": {"manifest": expected.SHARED_VAST_LIVE}}
-    state["shared-vast-observer"] = observer
-    h100 = copy.deepcopy(expected.H100_POOL)
-    h100["status"] = READY_STATUS
-    state["nodepool-h100"] = h100
+    state = {
+        **cluster_up(),
+        "shared-vast-observer": shared_vast_observed(),
+        "nodepool-h100": as_ready(expected.H100_POOL),
+    }
     rsp = run(request(coreweave_xr(), state, CREDENTIALS))
     assert desired(rsp) == expected.converged()
     assert len(expected.CLOUD_NAME) <= 30
@@ -675,122 +639,111 @@ def gone_pool(
     return body
 
 
-def settings_of_gone_pool() -> dict[str, Any]:
-    return gone_pool(P_SETTINGS_SPEC, expected.SETTINGS_POLICIES, True)
+def gone(
+    spec: dict[str, Any],
+    policies: list[str] | None,
+    synced: bool | None,
+    generations: tuple[int, int] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """Observed: only the creator Object of pool "p" (see gone_pool)."""
+    return {CREATOR: gone_pool(spec, policies, synced, generations)}
+
+
+def autoscaled_gone(creator_policies: list[str]) -> dict[str, dict[str, Any]]:
+    """Observed: both Objects of autoscaled pool "p", both answering."""
+    return {
+        CREATOR: gone_pool(P_CREATOR_SPEC, creator_policies, True),
+        SETTINGS: gone_pool(P_SETTINGS_SPEC, expected.SETTINGS_POLICIES, True),
+    }
+
+
+Outcome = tuple[dict[str, Any], list[tuple[str, str]]]
+# The pool's Objects dropped, which deletes it.
+DROPPED: Outcome = ({}, [("Normal", DELETING)])
+
+
+def re_applied(spec: dict[str, Any], policies: list[str]) -> Outcome:
+    """The creator applied with these policies, the user told the pool is on its way out."""
+    return {CREATOR: p_object(spec, policies)}, [("Normal", TO_RETIRE)]
+
+
+def waiting(spec: dict[str, Any], policies: list[str], why: str = NOT_ANSWERING) -> Outcome:
+    """The creator applied with these policies (no Delete), the user told why it waits."""
+    return {CREATOR: p_object(spec, policies)}, [("Warning", WAITING + why)]
 
 
 def p_object(spec: dict[str, Any], policies: list[str]) -> dict[str, Any]:
     return expected.nodepool_object("inference-east-nodepool-p-eb567", "p", spec, policies)
 
 
+IN_CLUSTER = expected.IN_CLUSTER_POLICIES
+NEVER_REPORTED = "provider-kubernetes has not reported on it yet"
+REMOVED_POOL_CASES: dict[str, tuple[dict[str, Any], Outcome]] = {
+    "fixed-answering-re-applied-with-delete": (
+        gone(P_SPEC, IN_CLUSTER, True),
+        re_applied(P_SPEC, RETIRING_FIXED),
+    ),
+    "fixed-with-delete-answering-dropped": (gone(P_SPEC, RETIRING_FIXED, True), DROPPED),
+    "fixed-not-answering-waits-without-delete": (
+        gone(P_SPEC, IN_CLUSTER, False),
+        waiting(P_SPEC, IN_CLUSTER),
+    ),
+    "fixed-stopped-answering-delete-withdrawn": (
+        gone(P_SPEC, RETIRING_FIXED, False),
+        waiting(P_SPEC, IN_CLUSTER),
+    ),
+    "fixed-with-delete-synced-on-its-generation-dropped": (
+        gone(P_SPEC, RETIRING_FIXED, True, generations=(4, 4)),
+        DROPPED,
+    ),
+    "fixed-with-delete-synced-before-it-kept-until-reconciled": (
+        gone(P_SPEC, RETIRING_FIXED, True, generations=(4, 3)),
+        re_applied(P_SPEC, RETIRING_FIXED),
+    ),
+    "fixed-delete-withdrawn-not-yet-reconciled-waits": (
+        gone(P_SPEC, IN_CLUSTER, True, generations=(5, 4)),
+        re_applied(P_SPEC, IN_CLUSTER),
+    ),
+    "fixed-with-delete-refused-on-its-generation-withdrawn": (
+        gone(P_SPEC, RETIRING_FIXED, False, generations=(4, 4)),
+        waiting(P_SPEC, IN_CLUSTER),
+    ),
+    "fixed-from-0.1.0-answering-dropped": (gone(P_SPEC, None, True), DROPPED),
+    "fixed-from-0.1.0-not-answering-loses-delete": (
+        gone(P_SPEC, None, False),
+        waiting(P_SPEC, IN_CLUSTER),
+    ),
+    "fixed-never-reported-waits": (
+        gone(P_SPEC, IN_CLUSTER, None),
+        waiting(P_SPEC, IN_CLUSTER, NEVER_REPORTED),
+    ),
+    "autoscaled-settings-dropped-creator-re-applied-with-delete": (
+        autoscaled_gone(expected.CREATOR_POLICIES),
+        re_applied(P_CREATOR_SPEC, RETIRING_CREATOR),
+    ),
+    "autoscaled-creator-with-delete-dropped": (autoscaled_gone(RETIRING_CREATOR), DROPPED),
+    "autoscaled-creator-not-answering-delete-withdrawn": (
+        gone(P_CREATOR_SPEC, RETIRING_CREATOR, False),
+        waiting(P_CREATOR_SPEC, expected.CREATOR_POLICIES),
+    ),
+    "without-manifest-dropped": (
+        {CREATOR: {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object"}},
+        DROPPED,
+    ),
+}
+
+
 @pytest.mark.parametrize(
-    ("observed", "want", "told"),
-    [
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, True)},
-            {CREATOR: p_object(P_SPEC, RETIRING_FIXED)},
-            [("Normal", TO_RETIRE)],
-            id="fixed-answering-re-applied-with-delete",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, True)},
-            {},
-            [("Normal", DELETING)],
-            id="fixed-with-delete-answering-dropped",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, False)},
-            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
-            [("Warning", WAITING + NOT_ANSWERING)],
-            id="fixed-not-answering-waits-without-delete",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, False)},
-            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
-            [("Warning", WAITING + NOT_ANSWERING)],
-            id="fixed-stopped-answering-delete-withdrawn",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, True, generations=(4, 4))},
-            {},
-            [("Normal", DELETING)],
-            id="fixed-with-delete-synced-on-its-generation-dropped",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, True, generations=(4, 3))},
-            {CREATOR: p_object(P_SPEC, RETIRING_FIXED)},
-            [("Normal", TO_RETIRE)],
-            id="fixed-with-delete-synced-before-it-kept-until-reconciled",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, True, generations=(5, 4))},
-            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
-            [("Normal", TO_RETIRE)],
-            id="fixed-delete-withdrawn-not-yet-reconciled-waits",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, RETIRING_FIXED, False, generations=(4, 4))},
-            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
-            [("Warning", WAITING + NOT_ANSWERING)],
-            id="fixed-with-delete-refused-on-its-generation-withdrawn",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, None, True)},
-            {},
-            [("Normal", DELETING)],
-            id="fixed-from-0.1.0-answering-dropped",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, None, False)},
-            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
-            [("Warning", WAITING + NOT_ANSWERING)],
-            id="fixed-from-0.1.0-not-answering-loses-delete",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_SPEC, expected.IN_CLUSTER_POLICIES, None)},
-            {CREATOR: p_object(P_SPEC, expected.IN_CLUSTER_POLICIES)},
-            [("Warning", WAITING + "provider-kubernetes has not reported on it yet")],
-            id="fixed-never-reported-waits",
-        ),
-        pytest.param(
-            {
-                CREATOR: gone_pool(P_CREATOR_SPEC, expected.CREATOR_POLICIES, True),
-                SETTINGS: settings_of_gone_pool(),
-            },
-            {CREATOR: p_object(P_CREATOR_SPEC, RETIRING_CREATOR)},
-            [("Normal", TO_RETIRE)],
-            id="autoscaled-settings-dropped-creator-re-applied-with-delete",
-        ),
-        pytest.param(
-            {
-                CREATOR: gone_pool(P_CREATOR_SPEC, RETIRING_CREATOR, True),
-                SETTINGS: settings_of_gone_pool(),
-            },
-            {},
-            [("Normal", DELETING)],
-            id="autoscaled-creator-with-delete-dropped",
-        ),
-        pytest.param(
-            {CREATOR: gone_pool(P_CREATOR_SPEC, RETIRING_CREATOR, False)},
-            {CREATOR: p_object(P_CREATOR_SPEC, expected.CREATOR_POLICIES)},
-            [("Warning", WAITING + NOT_ANSWERING)],
-            id="autoscaled-creator-not-answering-delete-withdrawn",
-        ),
-        pytest.param(
-            {CREATOR: {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object"}},
-            {},
-            [("Normal", DELETING)],
-            id="without-manifest-dropped",
-        ),
-    ],
+    ("observed", "outcome"), REMOVED_POOL_CASES.values(), ids=REMOVED_POOL_CASES.keys()
 )
 def test_a_removed_pool_is_deleted_only_through_an_answering_cluster(
-    observed: dict[str, Any], want: dict[str, Any], told: list[tuple[str, str]]
+    observed: dict[str, Any], outcome: Outcome
 ) -> None:
+    want, told = outcome
     xr = coreweave_xr(nodePools=[pool(name="q")])
     rsp = run(request(xr, {**cluster_up(), **observed}, CREDENTIALS))
     composed = desired(rsp)
-    assert {k: v for k, v in composed.items() if k in (CREATOR, SETTINGS)} == want
+    assert objects_of_p(composed) == want
     assert readiness(rsp).get(CREATOR, True) is True, "a pool on its way out never holds Ready"
     assert [r for r in results(rsp) if 'node pool "p"' in r[1]] == told
     assert "nodepool-q" in composed, "the wanted pool is untouched"
