@@ -30,143 +30,125 @@ def pool(name: str, **fields: Any) -> dict[str, Any]:
 SYSTEM = {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2}
 
 
-@pytest.mark.parametrize(
-    ("spec", "message"),
-    [
-        pytest.param(
-            {"nodePools": [pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"})]},
-            "invalid CivoCluster spec (1 problem): spec.nodePools: at least one pool must have "
-            "role System (the first becomes the cluster's inline pool)",
-            id="no-system-pool",
-        ),
-        pytest.param(
-            {
-                "nodePools": [
-                    pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"}),
-                    {**SYSTEM, "maxNodeCount": 3},
-                ]
-            },
-            "invalid CivoCluster spec (1 problem): spec.nodePools[1].maxNodeCount: the first "
-            "System pool is the cluster's inline pool and cannot autoscale; remove maxNodeCount "
-            "(and minNodeCount)",
-            id="inline-pool-autoscaled",
-        ),
-        pytest.param(
-            {"nodePools": [SYSTEM, pool("gpu", role="GPU")]},
-            "invalid CivoCluster spec (1 problem): spec.nodePools[1].gpu: required when role is GPU",
-            id="gpu-required",
-        ),
-        pytest.param(
-            {"nodePools": [SYSTEM, pool("gpu pool", nodeCount=0, role="CPU")]},
-            "invalid CivoCluster spec (3 problems): spec.nodePools[1].name: must match "
-            '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$ (got "gpu pool"); '
-            "spec.nodePools[1].nodeCount: must be at least 1 (got 0); spec.nodePools[1].role: "
-            "must be one of 'System' or 'GPU' (got \"CPU\")",
-            id="name-count-role",
-        ),
-        pytest.param(
-            {"nodePools": [SYSTEM, pool("w", minNodeCount=3, maxNodeCount=2), pool("w")]},
-            "invalid CivoCluster spec (2 problems): spec.nodePools[1].minNodeCount: must not "
-            'exceed maxNodeCount (3 > 2); spec.nodePools[2].name: duplicate pool name "w" (also '
-            "spec.nodePools[1])",
-            id="bounds-and-duplicates",
-        ),
-        pytest.param(
-            {"region": "", "kubernetesVersion": ""},
-            "invalid CivoCluster spec (2 problems): spec.kubernetesVersion: must not be empty; "
-            "spec.region: must not be empty",
-            id="region-and-version",
-        ),
-        pytest.param(
-            {"nodePools": [SYSTEM, {"name": "l40s", "size": "an.g1.l40s.kube.x1"}]},
-            "invalid CivoCluster spec (1 problem): spec.nodePools[1].role: required",
-            id="role-required",
-        ),
-        pytest.param(
-            {"nodePools": [SYSTEM, pool("workers", nodeCount=1, maxNodeCount=4)]},
-            "invalid CivoCluster spec (1 problem): spec.nodePools[1].name: an autoscaled pool "
-            'cannot be named "workers": its Civo pool ID would be "workers", which the '
-            "cluster-autoscaler treats as the node group of every pool, so its bounds would "
-            "apply to all pools; rename the pool or remove maxNodeCount",
-            id="autoscaled-workers",
-        ),
-    ],
-)
+INVALID_SPECS = {
+    "no-system-pool": (
+        {"nodePools": [pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"})]},
+        "invalid CivoCluster spec (1 problem): spec.nodePools: at least one pool must have "
+        "role System (the first becomes the cluster's inline pool)",
+    ),
+    "inline-pool-autoscaled": (
+        {
+            "nodePools": [
+                pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"}),
+                {**SYSTEM, "maxNodeCount": 3},
+            ]
+        },
+        "invalid CivoCluster spec (1 problem): spec.nodePools[1].maxNodeCount: the first "
+        "System pool is the cluster's inline pool and cannot autoscale; remove maxNodeCount "
+        "(and minNodeCount)",
+    ),
+    "gpu-required": (
+        {"nodePools": [SYSTEM, pool("gpu", role="GPU")]},
+        "invalid CivoCluster spec (1 problem): spec.nodePools[1].gpu: required when role is GPU",
+    ),
+    "name-count-role": (
+        {"nodePools": [SYSTEM, pool("gpu pool", nodeCount=0, role="CPU")]},
+        "invalid CivoCluster spec (3 problems): spec.nodePools[1].name: must match "
+        '^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$ (got "gpu pool"); '
+        "spec.nodePools[1].nodeCount: must be at least 1 (got 0); spec.nodePools[1].role: "
+        "must be one of 'System' or 'GPU' (got \"CPU\")",
+    ),
+    "bounds-and-duplicates": (
+        {"nodePools": [SYSTEM, pool("w", minNodeCount=3, maxNodeCount=2), pool("w")]},
+        "invalid CivoCluster spec (2 problems): spec.nodePools[1].minNodeCount: must not "
+        'exceed maxNodeCount (3 > 2); spec.nodePools[2].name: duplicate pool name "w" (also '
+        "spec.nodePools[1])",
+    ),
+    "region-and-version": (
+        {"region": "", "kubernetesVersion": ""},
+        "invalid CivoCluster spec (2 problems): spec.kubernetesVersion: must not be empty; "
+        "spec.region: must not be empty",
+    ),
+    "role-required": (
+        {"nodePools": [SYSTEM, {"name": "l40s", "size": "an.g1.l40s.kube.x1"}]},
+        "invalid CivoCluster spec (1 problem): spec.nodePools[1].role: required",
+    ),
+    "autoscaled-workers": (
+        {"nodePools": [SYSTEM, pool("workers", nodeCount=1, maxNodeCount=4)]},
+        "invalid CivoCluster spec (1 problem): spec.nodePools[1].name: an autoscaled pool "
+        'cannot be named "workers": its Civo pool ID would be "workers", which the '
+        "cluster-autoscaler treats as the node group of every pool, so its bounds would "
+        "apply to all pools; rename the pool or remove maxNodeCount",
+    ),
+}
+
+
+@pytest.mark.parametrize(("spec", "message"), INVALID_SPECS.values(), ids=INVALID_SPECS.keys())
 def test_invalid_spec_is_one_fatal_naming_every_field(spec: dict[str, Any], message: str) -> None:
     """On a new XR and on a live one alike: a FATAL applies nothing, so nothing composed is lost."""
     for observed, required in ((None, None), (cluster_up(), civo_required())):
         assert fatal_only(run(request(civo_xr(**spec), observed, required))) == message
 
 
-def pool_spec(rsp: Any, name: str) -> dict[str, Any]:
-    spec: dict[str, Any] = desired(rsp)[f"nodepool-{name}"]["spec"]
-    return spec
-
-
 BASE_FOR_PROVIDER = {"clusterIdRef": {"name": expected.CLUSTER_NAME}, "region": "LON1"}
 
 
-@pytest.mark.parametrize(
-    ("extra", "want"),
-    [
-        pytest.param(
-            pool("workers", nodeCount=3),
-            {
-                "forProvider": {
-                    **BASE_FOR_PROVIDER,
-                    "label": "workers",
-                    "size": "g4s.kube.large",
-                    "labels": {"modelplane.ai/pool": "workers"},
-                    "nodeCount": 3,
-                },
-                "managementPolicies": ["*"],
+POOL_SHAPES = {
+    "fixed-system-pool-named-workers": (
+        pool("workers", nodeCount=3),
+        {
+            "forProvider": {
+                **BASE_FOR_PROVIDER,
+                "label": "workers",
+                "size": "g4s.kube.large",
+                "labels": {"modelplane.ai/pool": "workers"},
+                "nodeCount": 3,
             },
-            id="fixed-system-pool-named-workers",
-        ),
-        pytest.param(
-            pool("more-system", role="System", nodeCount=1, minNodeCount=1, maxNodeCount=3),
-            {
-                "forProvider": {
-                    **BASE_FOR_PROVIDER,
-                    "label": "more-system",
-                    "size": "g4s.kube.large",
-                    "labels": {"modelplane.ai/pool": "more-system"},
-                },
-                "initProvider": {"nodeCount": 1},
-                "managementPolicies": ["Observe", "Create", "Update", "Delete"],
+            "managementPolicies": ["*"],
+        },
+    ),
+    "second-system-pool-may-autoscale": (
+        pool("more-system", role="System", nodeCount=1, minNodeCount=1, maxNodeCount=3),
+        {
+            "forProvider": {
+                **BASE_FOR_PROVIDER,
+                "label": "more-system",
+                "size": "g4s.kube.large",
+                "labels": {"modelplane.ai/pool": "more-system"},
             },
-            id="second-system-pool-may-autoscale",
+            "initProvider": {"nodeCount": 1},
+            "managementPolicies": ["Observe", "Create", "Update", "Delete"],
+        },
+    ),
+    "autoscaled-gpu-pool": (
+        pool(
+            "h",
+            role="GPU",
+            size="an.g1.l40s.kube.x2",
+            nodeCount=2,
+            maxNodeCount=6,
+            gpu={"acceleratorType": "L40S"},
         ),
-        pytest.param(
-            pool(
-                "h",
-                role="GPU",
-                size="an.g1.l40s.kube.x2",
-                nodeCount=2,
-                maxNodeCount=6,
-                gpu={"acceleratorType": "L40S"},
-            ),
-            {
-                "forProvider": {
-                    **BASE_FOR_PROVIDER,
-                    "label": "h",
-                    "size": "an.g1.l40s.kube.x2",
-                    "taint": [expected.GPU_TAINT],
-                    "labels": {"modelplane.ai/pool": "h", "modelplane.ai/gpu": "L40S"},
-                },
-                "initProvider": {"nodeCount": 2},
-                "managementPolicies": ["Observe", "Create", "Update", "Delete"],
+        {
+            "forProvider": {
+                **BASE_FOR_PROVIDER,
+                "label": "h",
+                "size": "an.g1.l40s.kube.x2",
+                "taint": [expected.GPU_TAINT],
+                "labels": {"modelplane.ai/pool": "h", "modelplane.ai/gpu": "L40S"},
             },
-            id="autoscaled-gpu-pool",
-        ),
-    ],
-)
+            "initProvider": {"nodeCount": 2},
+            "managementPolicies": ["Observe", "Create", "Update", "Delete"],
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize(("extra", "want"), POOL_SHAPES.values(), ids=POOL_SHAPES.keys())
 def test_node_pool_shapes(extra: dict[str, Any], want: dict[str, Any]) -> None:
     rsp = run(request(civo_xr(nodePools=[SYSTEM, extra]), cluster_up()))
-    assert pool_spec(rsp, extra["name"]) == {
-        **want,
-        "providerConfigRef": expected.PROVIDER_CONFIG_REF,
-    }
+    want_spec = {**want, "providerConfigRef": expected.PROVIDER_CONFIG_REF}
+    assert desired(rsp)[f"nodepool-{extra['name']}"]["spec"] == want_spec
 
 
 def test_size_of_live_pool_is_kept() -> None:
@@ -196,6 +178,11 @@ def test_region_change_on_live_cluster_keeps_live_region() -> None:
 
 
 FLANNEL_INPUT = {"civo": {"cni": "flannel", "applications": "-traefik2-nodeport,-metrics-server"}}
+KEEPS_APPLICATIONS = (
+    "Warning",
+    "input.civo.applications: the cluster keeps the applications it was created with; Civo "
+    "cannot change them on a live cluster.",
+)
 
 
 def test_step_input_shapes_a_new_cluster() -> None:
@@ -216,11 +203,7 @@ def test_live_cluster_keeps_cni_and_applications() -> None:
             'input.civo.cni: the cluster keeps CNI "cilium"; Civo cannot change the CNI of a live '
             "cluster.",
         ),
-        (
-            "Warning",
-            "input.civo.applications: the cluster keeps the applications it was created with; "
-            "Civo cannot change them on a live cluster.",
-        ),
+        KEEPS_APPLICATIONS,
     ]
 
 
@@ -244,15 +227,8 @@ def test_late_initialised_inline_pool_fields_are_not_an_edit() -> None:
 
 
 def test_inline_pool_removed_from_spec_stays_with_the_cluster() -> None:
-    pools = [
-        {"name": "core", "role": "System", "size": "g4s.kube.large", "nodeCount": 1},
-        {
-            "name": "a100",
-            "role": "GPU",
-            "size": "g4g.kube.small",
-            "gpu": {"acceleratorType": "A100"},
-        },
-    ]
+    a100 = pool("a100", role="GPU", size="g4g.kube.small", gpu={"acceleratorType": "A100"})
+    pools = [pool("core", nodeCount=1), a100]
     rsp = run(request(civo_xr(nodePools=pools), cluster_up()))
     assert desired(rsp)["civo-cluster"] == expected.cluster()
     assert "nodepool-core" in desired(rsp), "the new first System pool is a separate node pool"
@@ -330,14 +306,8 @@ def test_autoscaler_groups_come_from_observed_pool_ids(
 
 
 def test_invalid_step_input_is_fatal() -> None:
-    rsp = run(
-        request(
-            civo_xr(),
-            None,
-            None,
-            {"civo": {"cni": "calico", "clusterAutoscaler": {"chartVersion": "latest"}}},
-        )
-    )
+    step_input = {"civo": {"cni": "calico", "clusterAutoscaler": {"chartVersion": "latest"}}}
+    rsp = run(request(civo_xr(), None, None, step_input))
     assert fatal_only(rsp) == (
         "invalid function input (2 problems): input.civo.clusterAutoscaler.chartVersion: must "
         'match ^[0-9]+\\.[0-9]+\\.[0-9]+$ (got "latest"); input.civo.cni: must be one of '
@@ -393,11 +363,7 @@ def test_live_cluster_created_without_applications_gets_none_added() -> None:
     del state["civo-cluster"]["spec"]["forProvider"]["applications"]
     rsp = run(request(civo_xr(), state))
     assert "applications" not in desired(rsp)["civo-cluster"]["spec"]["forProvider"]
-    assert results(rsp)[0] == (
-        "Warning",
-        "input.civo.applications: the cluster keeps the applications it was created with; "
-        "Civo cannot change them on a live cluster.",
-    )
+    assert results(rsp)[0] == KEEPS_APPLICATIONS
 
 
 def test_autoscaler_keeps_a_known_group_while_pool_status_flaps() -> None:
