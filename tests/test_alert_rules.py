@@ -223,7 +223,8 @@ class Case:
     # What the scrapes show, and when: the test's id.
     situation: str
     series: dict[str, str]
-    eval_minute: int
+    # When the alert is evaluated, in minutes from the first scrape.
+    eval_minute: int = 30
     # Exactly the alerts firing at eval_minute (pending ones are not firing); none: quiet.
     firing: tuple[Firing, ...] = ()
     # A rule defect this case exposes, until deploy/monitoring.yaml is fixed (see DEFECTS).
@@ -305,14 +306,12 @@ CASES = [
             **calls("CivoCluster", 40, {"normal": 8, "fatal": 2}),
             **calls("CoreWeaveCluster", 40, {"normal": 10}),
         },
-        eval_minute=30,
         firing=civo_warning("CivoCluster: 20% of the function's answers are FATAL"),
     ),
     Case(
         FATAL,
         "a twentieth of answers FATAL, under the 10% threshold",
         calls("CivoCluster", 40, {"normal": 19, "fatal": 1}),
-        eval_minute=30,
     ),
     Case(
         FATAL,
@@ -320,37 +319,28 @@ CASES = [
         calls("CivoCluster", 40, {"normal": 8, "fatal": 2}),
         eval_minute=12,
     ),
-    Case(
-        FATAL,
-        "no calls at all (0/0 is no ratio)",
-        calls("CivoCluster", 40, {}),
-        eval_minute=30,
-    ),
+    Case(FATAL, "no calls at all (0/0 is no ratio)", calls("CivoCluster", 40, {})),
     Case(
         SLOW,
         "3 CivoCluster calls in 100 take half a second",
         call_seconds("CivoCluster", 40, {0.002: 97, 0.5: 3}),
-        eval_minute=30,
         firing=civo_warning("CivoCluster: p99 time in the function is 750ms"),
     ),
     Case(
         SLOW,
         "every call takes 2 s, past the last finite bucket (1 s)",
         call_seconds("CivoCluster", 40, {2.0: 10}),
-        eval_minute=30,
         firing=civo_warning("CivoCluster: p99 time in the function is 1s"),
     ),
     Case(
         SLOW,
         "every call takes 0.2 s: p99 0.2485 s, under 0.25 s",
         call_seconds("CivoCluster", 40, {0.2: 10}),
-        eval_minute=30,
     ),
     Case(
         SLOW,
         "one call in 200 takes half a second: p99 stays fast",
         call_seconds("CivoCluster", 40, {0.002: 199, 0.5: 1}),
-        eval_minute=30,
     ),
     Case(
         INTERNAL,
@@ -438,17 +428,11 @@ CASES = [
         eval_minute=26,
         firing=KEY_ERROR_FIRES,
     ),
-    Case(
-        REPLICAS,
-        "2 replicas",
-        replicas(steady(PROCESS_START, 40), steady(PROCESS_START, 40)),
-        eval_minute=30,
-    ),
+    Case(REPLICAS, "2 replicas", replicas(steady(PROCESS_START, 40), steady(PROCESS_START, 40))),
     Case(
         REPLICAS,
         "1 replica for 30 min",
         replica("function-a", steady(PROCESS_START, 40)),
-        eval_minute=30,
         firing=TOO_FEW_REPLICAS_FIRES,
         defect=REPLICA_ALERT_IDENTITY,
     ),
@@ -456,7 +440,6 @@ CASES = [
         REPLICAS,
         "1 replica for only 5 min, under `for: 10m`",
         replicas(steady(PROCESS_START, 40), then(steady(PROCESS_START, 25), TARGET_GONE)),
-        eval_minute=30,
     ),
     Case(
         REPLICAS,
@@ -476,24 +459,17 @@ CASES = [
         firing=TOO_FEW_REPLICAS_FIRES,
         defect=REPLICA_ALERT_IDENTITY,
     ),
-    Case(
-        FAILING,
-        "only OK answers",
-        {crossplane_calls(FUNCTION_NAME, "OK"): rising(10, 40)},
-        eval_minute=30,
-    ),
+    Case(FAILING, "only OK answers", {crossplane_calls(FUNCTION_NAME, "OK"): rising(10, 40)}),
     Case(
         FAILING,
         "DeadlineExceeded from minute 5 on",
         deadline_exceeded_from_minute_5(FUNCTION_NAME),
-        eval_minute=30,
         firing=DEADLINE_EXCEEDED_FIRES,
     ),
     Case(
         FAILING,
         "DeadlineExceeded from minute 5 on, the function the Configurations installed",
         deadline_exceeded_from_minute_5(DEPENDENCY_FUNCTION_NAME),
-        eval_minute=30,
         firing=DEADLINE_EXCEEDED_FIRES,
     ),
     Case(
@@ -514,7 +490,6 @@ CASES = [
             crossplane_calls(FUNCTION_NAME, "OK"): rising(10, 40),
             crossplane_calls("function-other", "Unavailable"): rising(2, 40),
         },
-        eval_minute=30,
     ),
 ]
 
