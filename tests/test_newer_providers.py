@@ -32,7 +32,6 @@ from typing import Any
 
 import pytest
 import yaml
-from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
@@ -56,6 +55,7 @@ from harness.fixtures import (
 )
 from harness.validator import shared_crds_dir
 from tests import civo_expected, coreweave_expected
+from tests.test_memo import canonical, composed_afresh, last_required
 
 OBJECT = ("kubernetes.m.crossplane.io/v1alpha1", "Object")
 RELEASE = ("helm.m.crossplane.io/v1beta1", "Release")
@@ -262,12 +262,7 @@ def coreweave_life(shape: Shape) -> Life:
     world.ready("nodepool-h100", atProvider=applied_by(world, "nodepool-h100", targetNodes=5))
     shared_vast = live(coreweave_expected.SHARED_VAST_LIVE, [("cks-storage", "Update")])
     world.ready("shared-vast-observer", atProvider={"manifest": shared_vast})
-    exists(
-        world,
-        "kubeconfig",
-        "kubernetes-providerconfig",
-        "usage-kubeconfig-by-providerconfig",
-    )
+    exists(world, "kubeconfig", "kubernetes-providerconfig", "usage-kubeconfig-by-providerconfig")
     life.reconcile("pools-validated")
     world.ready("rwx-storageclass", atProvider=applied_by(world, "rwx-storageclass"))
     world.ready(
@@ -517,38 +512,14 @@ def test_provider_upgrade_in_place_is_answered_from_the_memo() -> None:
     memo = Memo(MEMO_BYTES)
     for kind, (drive, proven, newer) in LIVES.items():
         world = drive(proven).world
-        before = runner.answer(last_request(world), memo)
+        # The final call of world's next reconcile, before and after the upgrade.
+        before = runner.answer(request(world.xr, world.observed, last_required(world)), memo)
         assert before.memo == "miss", kind
         for shape in newer:
             observed = copy.deepcopy(world.observed)
             shape.store(observed)
-            req = last_request(world, observed)
+            req = request(world.xr, observed, last_required(world))
             after = runner.answer(req, memo)
-            assert after.memo == "hit", (kind, shape.name)
-            assert canonical(after.wire) == canonical(before.wire) == composed_afresh(req), (
-                kind,
-                shape.name,
-            )
-
-
-def canonical(wire: bytes) -> bytes:
-    """An answer as Crossplane parses it, in canonical bytes."""
-    parsed: bytes = fnv1.RunFunctionResponse.FromString(wire).SerializeToString(deterministic=True)
-    return parsed
-
-
-def composed_afresh(req: fnv1.RunFunctionRequest) -> bytes:
-    rsp = response.to(req)
-    runner.write(runner.run(req), rsp)
-    composed: bytes = rsp.SerializeToString(deterministic=True)
-    return composed
-
-
-def last_request(
-    world: World, observed: dict[str, dict[str, Any]] | None = None
-) -> fnv1.RunFunctionRequest:
-    """The final call of world's next reconcile, with everything it required resolved."""
-    resolved = {
-        name: world._resolve(selector) for name, selector in world.last_requirements.items()
-    }
-    return request(world.xr, world.observed if observed is None else observed, resolved)
+            where = (kind, shape.name)
+            assert after.memo == "hit", where
+            assert canonical(after.wire) == canonical(before.wire) == composed_afresh(req), where
