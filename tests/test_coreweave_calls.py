@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import copy
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -35,10 +34,11 @@ PC_REQUIREMENT = Requirement(
     "ClusterProviderConfig",
     "coreweave",
 )
-
-
-def secret_requirement(name: str, namespace: str = "crossplane-system") -> Requirement:
-    return Requirement("coreweave-credentials", "v1", "Secret", name, namespace)
+BOTH_REQUIREMENTS = [
+    PC_REQUIREMENT,
+    Requirement("coreweave-credentials", "v1", "Secret", "coreweave-creds", "crossplane-system"),
+]
+SOURCE = "crossplane-system/coreweave-creds"
 
 
 # The two requirements loops, by the engines that run them (harness/fixtures.py).
@@ -57,23 +57,12 @@ def kubeconfig_token(world: World) -> str:
     return text.rsplit("token: ", 1)[1].strip().strip('"')
 
 
-def moved_to(name: str, token: str) -> list[dict[str, Any]]:
-    """The ProviderConfig now names another Secret, which holds token."""
-    config = copy.deepcopy(CLUSTER_PROVIDER_CONFIG)
-    config["spec"]["credentials"]["secretRef"]["name"] = name
-    secret = credentials_secret(token)
-    secret["metadata"]["name"] = name
-    return [config, secret]
-
-
 @LOOPS
 def test_converged_coreweave_reconcile_takes_two_calls_or_one_when_seeded(seeded: bool) -> None:
     world = coreweave_world(seeded)
     world.reconcile()
     assert world.calls[-1] == (1 if seeded else 2)
-    assert world.observed["kubeconfig"]["metadata"]["annotations"][ANNOTATION] == (
-        "crossplane-system/coreweave-creds"
-    )
+    assert world.observed["kubeconfig"]["metadata"]["annotations"][ANNOTATION] == SOURCE
 
 
 def test_first_kubeconfig_follows_the_chain_in_three_calls() -> None:
@@ -85,55 +74,45 @@ def test_first_kubeconfig_follows_the_chain_in_three_calls() -> None:
     assert world.calls[first_with_secret] == 3
 
 
-def rotate_in_place(world: World) -> None:
-    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret(ROTATED)]
+def rotate_in_place(world: World) -> tuple[str, str]:
+    """A new token in the same Secret; the token and source the kubeconfig must then have."""
+    rotated = "CW-SECRET-rotated-000000000001"
+    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret(rotated)]
+    return rotated, SOURCE
 
 
-def move_to_another_secret(world: World) -> None:
-    world.cluster_objects = moved_to("coreweave-creds-v2", MOVED)
+def move_to_another_secret(world: World) -> tuple[str, str]:
+    """The ProviderConfig now names another Secret, which holds a new token; the token and
+    source the kubeconfig must then have."""
+    moved = "CW-SECRET-moved-00000000000002"
+    name = "coreweave-creds-v2"
+    config = copy.deepcopy(CLUSTER_PROVIDER_CONFIG)
+    config["spec"]["credentials"]["secretRef"]["name"] = name
+    secret = credentials_secret(moved)
+    secret["metadata"]["name"] = name
+    world.cluster_objects = [config, secret]
+    return moved, "crossplane-system/coreweave-creds-v2"
 
 
-ROTATED = "CW-SECRET-rotated-000000000001"
-MOVED = "CW-SECRET-moved-00000000000002"
-SOURCE = "crossplane-system/coreweave-creds"
-MOVED_SOURCE = "crossplane-system/coreweave-creds-v2"
+NEW_TOKEN_CASES = {
+    "token-rotated-in-place-v2.1-loop": (rotate_in_place, False, [2, 2]),
+    # The seeded first call already carries the rotated Secret.
+    "token-rotated-in-place-v2.4-loop": (rotate_in_place, True, [1, 1]),
+    "providerconfig-names-another-secret-v2.1-loop": (move_to_another_secret, False, [3, 2]),
+    # The seeded call sees the ProviderConfig name the new Secret and asks for it; the
+    # reconcile after is seeded with it.
+    "providerconfig-names-another-secret-v2.4-loop": (move_to_another_secret, True, [2, 1]),
+}
 
 
 @pytest.mark.parametrize(
-    ("change", "seeded", "calls", "token", "source"),
-    [
-        pytest.param(
-            rotate_in_place, False, [2, 2], ROTATED, SOURCE, id="token-rotated-in-place-v2.1-loop"
-        ),
-        # The seeded first call already carries the rotated Secret.
-        pytest.param(
-            rotate_in_place, True, [1, 1], ROTATED, SOURCE, id="token-rotated-in-place-v2.4-loop"
-        ),
-        pytest.param(
-            move_to_another_secret,
-            False,
-            [3, 2],
-            MOVED,
-            MOVED_SOURCE,
-            id="providerconfig-names-another-secret-v2.1-loop",
-        ),
-        # The seeded call sees the ProviderConfig name the new Secret and asks for it; the
-        # reconcile after is seeded with it.
-        pytest.param(
-            move_to_another_secret,
-            True,
-            [2, 1],
-            MOVED,
-            MOVED_SOURCE,
-            id="providerconfig-names-another-secret-v2.4-loop",
-        ),
-    ],
+    ("change", "seeded", "calls"), NEW_TOKEN_CASES.values(), ids=NEW_TOKEN_CASES.keys()
 )
 def test_new_token_reaches_the_kubeconfig_on_the_next_reconcile(
-    change: Callable[[World], None], seeded: bool, calls: list[int], token: str, source: str
+    change: Callable[[World], tuple[str, str]], seeded: bool, calls: list[int]
 ) -> None:
     world = coreweave_world(seeded)
-    change(world)
+    token, source = change(world)
     world.reconcile()
     assert kubeconfig_token(world) == token
     world.reconcile()
@@ -158,34 +137,29 @@ SECRET = View.from_dict(credentials_secret())
 OTHER_SECRET = View.from_dict({**credentials_secret(), "metadata": {"name": "old-creds"}})
 
 
+READING_PC = 'reading ClusterProviderConfig "coreweave"'
+READ_TOKEN_CASES = {
+    "chain": (None, {}, [PC_REQUIREMENT], READING_PC),
+    "guess-asked-with-the-providerconfig": (SOURCE, {}, BOTH_REQUIREMENTS, READING_PC),
+    "wrong-guess-not-used": (
+        "team/old-creds",
+        {"coreweave-providerconfig": [PC], "coreweave-credentials": [OTHER_SECRET]},
+        BOTH_REQUIREMENTS,
+        'reading Secret "crossplane-system/coreweave-creds"',
+    ),
+    "right-guess-same-requirements": (
+        SOURCE,
+        {"coreweave-providerconfig": [PC], "coreweave-credentials": [SECRET]},
+        BOTH_REQUIREMENTS,
+        None,
+    ),
+}
+
+
 @pytest.mark.parametrize(
     ("remembered", "required", "requirements", "problem"),
-    [
-        pytest.param(
-            None, {}, [PC_REQUIREMENT], 'reading ClusterProviderConfig "coreweave"', id="chain"
-        ),
-        pytest.param(
-            "crossplane-system/coreweave-creds",
-            {},
-            [PC_REQUIREMENT, secret_requirement("coreweave-creds")],
-            'reading ClusterProviderConfig "coreweave"',
-            id="guess-asked-with-the-providerconfig",
-        ),
-        pytest.param(
-            "team/old-creds",
-            {"coreweave-providerconfig": [PC], "coreweave-credentials": [OTHER_SECRET]},
-            [PC_REQUIREMENT, secret_requirement("coreweave-creds")],
-            'reading Secret "crossplane-system/coreweave-creds"',
-            id="wrong-guess-not-used",
-        ),
-        pytest.param(
-            "crossplane-system/coreweave-creds",
-            {"coreweave-providerconfig": [PC], "coreweave-credentials": [SECRET]},
-            [PC_REQUIREMENT, secret_requirement("coreweave-creds")],
-            None,
-            id="right-guess-same-requirements",
-        ),
-    ],
+    READ_TOKEN_CASES.values(),
+    ids=READ_TOKEN_CASES.keys(),
 )
 def test_read_token_asks_for_the_remembered_secret(
     remembered: str | None,
@@ -202,10 +176,7 @@ def test_read_token_asks_for_the_remembered_secret(
 @pytest.mark.parametrize(
     ("annotation", "ref"),
     [
-        (
-            "crossplane-system/coreweave-creds",
-            access.SecretRef("crossplane-system", "coreweave-creds"),
-        ),
+        (SOURCE, access.SecretRef("crossplane-system", "coreweave-creds")),
         (None, None),
         ("", None),
         ("coreweave-creds", None),
@@ -223,5 +194,5 @@ def test_kubeconfig_secret_names_its_token_source_and_nothing_secret() -> None:
     secret = desired(world.responses[-1])["kubeconfig"]
     assert secret["metadata"] == {
         "name": "inference-east-kubeconfig-08981",
-        "annotations": {ANNOTATION: "crossplane-system/coreweave-creds"},
+        "annotations": {ANNOTATION: SOURCE},
     }
