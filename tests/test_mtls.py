@@ -88,14 +88,17 @@ def call(channel: grpc.Channel) -> fnv1.RunFunctionResponse:
     return rsp
 
 
-def check_served(rsp: fnv1.RunFunctionResponse) -> None:
-    """A normal answer: the new XR's first resources, no FATAL."""
+def check_served(channel: grpc.Channel) -> None:
+    """A normal answer over channel (closed after): the new XR's first resources, no FATAL."""
+    with channel:
+        rsp = call(channel)
     assert set(rsp.desired.resources) == {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
     assert all(r.severity != fnv1.SEVERITY_FATAL for r in rsp.results)
 
 
 def check_refused(channel: grpc.Channel) -> None:
-    with pytest.raises(grpc.RpcError) as refused:
+    """RunFunction over channel (closed after) refused."""
+    with channel, pytest.raises(grpc.RpcError) as refused:
         call(channel)
     assert refused.value.code() == grpc.StatusCode.UNAVAILABLE, refused.value
 
@@ -114,42 +117,31 @@ def mtls(
 def test_mtls_serves_only_clients_with_a_certificate_from_its_ca(pki: PKI) -> None:
     with serving_throughout(f"--tls-certs-dir={pki.certs_dir}") as address:
         # (a) the CA-signed client, verifying the server as 127.0.0.1 and as localhost
-        with mtls(address, pki, pki.client) as channel:
-            check_served(call(channel))
+        check_served(mtls(address, pki, pki.client))
         override = {"grpc.ssl_target_name_override": "localhost"}
-        with mtls(address, pki, pki.client, **override) as channel:
-            check_served(call(channel))
+        check_served(mtls(address, pki, pki.client, **override))
         # (b) no client certificate
-        with mtls(address, pki, None) as channel:
-            check_refused(channel)
+        check_refused(mtls(address, pki, None))
         # (c) a certificate from a CA the function does not trust
-        with mtls(address, pki, pki.untrusted_client) as channel:
-            check_refused(channel)
+        check_refused(mtls(address, pki, pki.untrusted_client))
         # (d) plaintext
-        with grpc.insecure_channel(address) as channel:
-            check_refused(channel)
+        check_refused(grpc.insecure_channel(address))
         # Refused handshakes leave the server serving.
-        with mtls(address, pki, pki.client) as channel:
-            check_served(call(channel))
+        check_served(mtls(address, pki, pki.client))
 
 
 def test_tls_certs_dir_from_the_environment(pki: PKI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TLS_SERVER_CERTS_DIR", str(pki.certs_dir))
     with serving_throughout() as address:
-        with mtls(address, pki, pki.client) as channel:
-            check_served(call(channel))
-        with grpc.insecure_channel(address) as channel:
-            check_refused(channel)
-        with mtls(address, pki, None) as channel:
-            check_refused(channel)
+        check_served(mtls(address, pki, pki.client))
+        check_refused(grpc.insecure_channel(address))
+        check_refused(mtls(address, pki, None))
 
 
 def test_insecure_serves_plaintext_only_even_with_certificates(pki: PKI) -> None:
     with serving_throughout("--insecure", f"--tls-certs-dir={pki.certs_dir}") as address:
-        with grpc.insecure_channel(address) as channel:
-            check_served(call(channel))
-        with mtls(address, pki, pki.client) as channel:
-            check_refused(channel)
+        check_served(grpc.insecure_channel(address))
+        check_refused(mtls(address, pki, pki.client))
 
 
 def test_insecure_from_the_environment_is_still_explicit(
@@ -159,10 +151,8 @@ def test_insecure_from_the_environment_is_still_explicit(
     monkeypatch.setenv("INSECURE", "true")
     monkeypatch.setenv("TLS_SERVER_CERTS_DIR", str(pki.certs_dir))
     with serving_throughout() as address:
-        with grpc.insecure_channel(address) as channel:
-            check_served(call(channel))
-        with mtls(address, pki, pki.client) as channel:
-            check_refused(channel)
+        check_served(grpc.insecure_channel(address))
+        check_refused(mtls(address, pki, pki.client))
 
 
 def test_metrics_and_the_probe_port_beside_an_mtls_grpc_port(
@@ -174,8 +164,8 @@ def test_metrics_and_the_probe_port_beside_an_mtls_grpc_port(
     monkeypatch.setenv("METRICS_ADDRESS", f"127.0.0.1:{metrics_port}")
     flags = (f"--tls-certs-dir={pki.certs_dir}", f"--health-address={probe}")
     with serving_throughout(*flags, side_ports_off=False) as address:
+        check_served(mtls(address, pki, pki.client))
         with mtls(address, pki, pki.client) as channel:
-            check_served(call(channel))
             assert health_status(channel) == health_pb2.HealthCheckResponse.SERVING
         with mtls(address, pki, None) as channel, pytest.raises(grpc.RpcError) as refused:
             health_status(channel)
