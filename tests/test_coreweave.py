@@ -640,12 +640,13 @@ def gone_pool(
 
 
 def gone(
-    spec: dict[str, Any],
     policies: list[str] | None,
     synced: bool | None,
     generations: tuple[int, int] | None = None,
+    spec: dict[str, Any] = P_SPEC,
 ) -> dict[str, dict[str, Any]]:
-    """Observed: only the creator Object of pool "p" (see gone_pool)."""
+    """Observed: only the creator Object of pool "p", fixed unless spec says otherwise (see
+    gone_pool)."""
     return {CREATOR: gone_pool(spec, policies, synced, generations)}
 
 
@@ -662,12 +663,16 @@ Outcome = tuple[dict[str, Any], list[tuple[str, str]]]
 DROPPED: Outcome = ({}, [("Normal", DELETING)])
 
 
-def re_applied(spec: dict[str, Any], policies: list[str]) -> Outcome:
+def re_applied(policies: list[str], spec: dict[str, Any] = P_SPEC) -> Outcome:
     """The creator applied with these policies, the user told the pool is on its way out."""
     return {CREATOR: p_object(spec, policies)}, [("Normal", TO_RETIRE)]
 
 
-def waiting(spec: dict[str, Any], policies: list[str], why: str = NOT_ANSWERING) -> Outcome:
+def waiting(
+    policies: list[str] = expected.IN_CLUSTER_POLICIES,
+    why: str = NOT_ANSWERING,
+    spec: dict[str, Any] = P_SPEC,
+) -> Outcome:
     """The creator applied with these policies (no Delete), the user told why it waits."""
     return {CREATOR: p_object(spec, policies)}, [("Warning", WAITING + why)]
 
@@ -677,54 +682,41 @@ def p_object(spec: dict[str, Any], policies: list[str]) -> dict[str, Any]:
 
 
 IN_CLUSTER = expected.IN_CLUSTER_POLICIES
-NEVER_REPORTED = "provider-kubernetes has not reported on it yet"
 REMOVED_POOL_CASES: dict[str, tuple[dict[str, Any], Outcome]] = {
-    "fixed-answering-re-applied-with-delete": (
-        gone(P_SPEC, IN_CLUSTER, True),
-        re_applied(P_SPEC, RETIRING_FIXED),
-    ),
-    "fixed-with-delete-answering-dropped": (gone(P_SPEC, RETIRING_FIXED, True), DROPPED),
-    "fixed-not-answering-waits-without-delete": (
-        gone(P_SPEC, IN_CLUSTER, False),
-        waiting(P_SPEC, IN_CLUSTER),
-    ),
-    "fixed-stopped-answering-delete-withdrawn": (
-        gone(P_SPEC, RETIRING_FIXED, False),
-        waiting(P_SPEC, IN_CLUSTER),
-    ),
+    "fixed-answering-re-applied-with-delete": (gone(IN_CLUSTER, True), re_applied(RETIRING_FIXED)),
+    "fixed-with-delete-answering-dropped": (gone(RETIRING_FIXED, True), DROPPED),
+    "fixed-not-answering-waits-without-delete": (gone(IN_CLUSTER, False), waiting()),
+    "fixed-stopped-answering-delete-withdrawn": (gone(RETIRING_FIXED, False), waiting()),
     "fixed-with-delete-synced-on-its-generation-dropped": (
-        gone(P_SPEC, RETIRING_FIXED, True, generations=(4, 4)),
+        gone(RETIRING_FIXED, True, generations=(4, 4)),
         DROPPED,
     ),
     "fixed-with-delete-synced-before-it-kept-until-reconciled": (
-        gone(P_SPEC, RETIRING_FIXED, True, generations=(4, 3)),
-        re_applied(P_SPEC, RETIRING_FIXED),
+        gone(RETIRING_FIXED, True, generations=(4, 3)),
+        re_applied(RETIRING_FIXED),
     ),
     "fixed-delete-withdrawn-not-yet-reconciled-waits": (
-        gone(P_SPEC, IN_CLUSTER, True, generations=(5, 4)),
-        re_applied(P_SPEC, IN_CLUSTER),
+        gone(IN_CLUSTER, True, generations=(5, 4)),
+        re_applied(IN_CLUSTER),
     ),
     "fixed-with-delete-refused-on-its-generation-withdrawn": (
-        gone(P_SPEC, RETIRING_FIXED, False, generations=(4, 4)),
-        waiting(P_SPEC, IN_CLUSTER),
+        gone(RETIRING_FIXED, False, generations=(4, 4)),
+        waiting(),
     ),
-    "fixed-from-0.1.0-answering-dropped": (gone(P_SPEC, None, True), DROPPED),
-    "fixed-from-0.1.0-not-answering-loses-delete": (
-        gone(P_SPEC, None, False),
-        waiting(P_SPEC, IN_CLUSTER),
-    ),
+    "fixed-from-0.1.0-answering-dropped": (gone(None, True), DROPPED),
+    "fixed-from-0.1.0-not-answering-loses-delete": (gone(None, False), waiting()),
     "fixed-never-reported-waits": (
-        gone(P_SPEC, IN_CLUSTER, None),
-        waiting(P_SPEC, IN_CLUSTER, NEVER_REPORTED),
+        gone(IN_CLUSTER, None),
+        waiting(why="provider-kubernetes has not reported on it yet"),
     ),
     "autoscaled-settings-dropped-creator-re-applied-with-delete": (
         autoscaled_gone(expected.CREATOR_POLICIES),
-        re_applied(P_CREATOR_SPEC, RETIRING_CREATOR),
+        re_applied(RETIRING_CREATOR, P_CREATOR_SPEC),
     ),
     "autoscaled-creator-with-delete-dropped": (autoscaled_gone(RETIRING_CREATOR), DROPPED),
     "autoscaled-creator-not-answering-delete-withdrawn": (
-        gone(P_CREATOR_SPEC, RETIRING_CREATOR, False),
-        waiting(P_CREATOR_SPEC, expected.CREATOR_POLICIES),
+        gone(RETIRING_CREATOR, False, spec=P_CREATOR_SPEC),
+        waiting(expected.CREATOR_POLICIES, spec=P_CREATOR_SPEC),
     ),
     "without-manifest-dropped": (
         {CREATOR: {"apiVersion": "kubernetes.m.crossplane.io/v1alpha1", "kind": "Object"}},
