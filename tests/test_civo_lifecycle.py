@@ -78,11 +78,7 @@ def test_civo_cluster_lifecycle() -> None:
     rsp = world.reconcile()
     assert desired(rsp) == expected.converged()
     assert results(rsp) == []
-    assert conditions(rsp)["Autoscaler"] == (
-        "True",
-        "Available",
-        "cluster-autoscaler scales l40s",
-    )
+    assert conditions(rsp)["Autoscaler"] == ("True", "Available", "cluster-autoscaler scales l40s")
     world.ready("cluster-autoscaler")
     world.report("helm-providerconfig")
     rsp = world.reconcile()

@@ -158,6 +158,7 @@ def observed_pool(applied: dict[str, Any], live: dict[str, Any] | None) -> dict[
 
 
 CREATOR, SETTINGS = "nodepool-p", "autoscaled-nodepool-p"
+IN_CLUSTER = expected.IN_CLUSTER_POLICIES
 TYPE = {"instanceType": "cd-gp-a192-genoa"}
 PLACEMENT = {
     "nodeLabels": {"modelplane.ai/pool": "p", "modelplane.ai/cpu": "true"},
@@ -165,21 +166,16 @@ PLACEMENT = {
 }
 
 
+def p_object(spec: dict[str, Any], policies: list[str]) -> dict[str, Any]:
+    return expected.nodepool_object("inference-east-nodepool-p-eb567", "p", spec, policies)
+
+
 def pool_objects(
-    creator: dict[str, Any],
-    creator_policies: list[str],
-    settings: dict[str, Any] | None = None,
+    creator: dict[str, Any], creator_policies: list[str], settings: dict[str, Any] | None = None
 ) -> dict[str, dict[str, Any]]:
     """The Objects of pool "p": the one that creates it and, if autoscaled and live, the one
     that updates its settings."""
-    objects = {
-        CREATOR: expected.nodepool_object(
-            "inference-east-nodepool-p-eb567",
-            "p",
-            {**TYPE, **creator, **PLACEMENT},
-            creator_policies,
-        )
-    }
+    objects = {CREATOR: p_object({**TYPE, **creator, **PLACEMENT}, creator_policies)}
     if settings is not None:
         objects[SETTINGS] = expected.nodepool_object(
             "inference-east-autoscaled-nodepool-p-d2f76",
@@ -196,9 +192,7 @@ def objects_of_p(composed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any
 
 def fixed(target_nodes: int) -> dict[str, dict[str, Any]]:
     """The Object of a fixed pool "p" of that many nodes."""
-    return pool_objects(
-        {"targetNodes": target_nodes, "autoscaling": False}, expected.IN_CLUSTER_POLICIES
-    )
+    return pool_objects({"targetNodes": target_nodes, "autoscaling": False}, IN_CLUSTER)
 
 
 def autoscaled(
@@ -385,10 +379,7 @@ WAITING_FOR_CREDENTIALS = {
         CLUSTER_CREDENTIALS,
         {
             "coreweave-providerconfig": [
-                {
-                    **CLUSTER_PROVIDER_CONFIG,
-                    "spec": {"credentials": {"source": "InjectedIdentity"}},
-                }
+                {**CLUSTER_PROVIDER_CONFIG, "spec": {"credentials": {"source": "InjectedIdentity"}}}
             ]
         },
         CONFIG_ASKED,
@@ -594,7 +585,7 @@ def test_cloud_names_fit_cks_limits_and_differ_per_namespace(
     assert len(cloud) <= 30
 
 
-RETIRING_FIXED = [*expected.IN_CLUSTER_POLICIES, "Delete"]
+RETIRING_FIXED = [*IN_CLUSTER, "Delete"]
 RETIRING_CREATOR = ["Observe", "Create", "Delete"]
 P_SPEC = {**TYPE, "targetNodes": 2, "autoscaling": False, **PLACEMENT}
 P_CREATOR_SPEC = {**TYPE, "targetNodes": 2, **AUTOSCALED, **PLACEMENT}
@@ -669,7 +660,7 @@ def re_applied(policies: list[str], spec: dict[str, Any] = P_SPEC) -> Outcome:
 
 
 def waiting(
-    policies: list[str] = expected.IN_CLUSTER_POLICIES,
+    policies: list[str] = IN_CLUSTER,
     why: str = NOT_ANSWERING,
     spec: dict[str, Any] = P_SPEC,
 ) -> Outcome:
@@ -677,11 +668,6 @@ def waiting(
     return {CREATOR: p_object(spec, policies)}, [("Warning", WAITING + why)]
 
 
-def p_object(spec: dict[str, Any], policies: list[str]) -> dict[str, Any]:
-    return expected.nodepool_object("inference-east-nodepool-p-eb567", "p", spec, policies)
-
-
-IN_CLUSTER = expected.IN_CLUSTER_POLICIES
 REMOVED_POOL_CASES: dict[str, tuple[dict[str, Any], Outcome]] = {
     "fixed-answering-re-applied-with-delete": (gone(IN_CLUSTER, True), re_applied(RETIRING_FIXED)),
     "fixed-with-delete-answering-dropped": (gone(RETIRING_FIXED, True), DROPPED),
