@@ -46,6 +46,7 @@ import io
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -78,6 +79,7 @@ from harness.invariants import (
     tokens_in,
 )
 from harness.validator import shared_crds_dir, spec_problems
+from tests.coreweave_expected import SHARED_VAST_LIVE
 
 CRDS = shared_crds_dir()
 
@@ -122,6 +124,14 @@ def _xrd_refuses(kind: str, xr_json: str) -> bool:
         for p in xr["spec"].get("nodePools") or []
     )
     return bool(problems) or reserved
+
+
+def autoscaling_groups(composed: dict[str, Any]) -> list[dict[str, Any]]:
+    """The groups of the composed cluster-autoscaler Release (none where none is composed)."""
+    groups = at(
+        composed, "cluster-autoscaler", "spec", "forProvider", "values", "autoscalingGroups"
+    )
+    return [] if groups is MISSING else list(groups)
 
 
 def pool_names(spec: dict[str, Any]) -> list[str]:
@@ -269,10 +279,9 @@ class Walk(World):
     # --- events ----------------------------------------------------------------------------
 
     def act(self) -> str:
-        rng = self.rng
-        events = CW_EVENTS if self.kind == CW else CIVO_EVENTS
-        names = list(events)
-        chosen = rng.choices(names, weights=[events[n] for n in names])[0]
+        column = 0 if self.kind == CW else 1
+        events = {name: w[column] for name, w in EVENT_WEIGHTS.items() if w[column]}
+        chosen = self.rng.choices(list(events), weights=list(events.values()))[0]
         return getattr(self, f"ev_{chosen}")() or chosen
 
     def ev_noop(self) -> str:
@@ -332,6 +341,21 @@ class Walk(World):
         annotations["crossplane.io/external-name"] = pool_id
         at_provider["id"] = pool_id
 
+    def reported(
+        self, key: str, chance: float, report: Callable[[dict[str, Any]], object], field: str = ""
+    ) -> str:
+        """By chance a provider reports key's status.atProvider (report fills it in); otherwise
+        it reports no field there, or no atProvider at all."""
+        status = self.observed[key].setdefault("status", {})
+        if self.rng.random() < chance:
+            report(status.setdefault("atProvider", {}))
+            return "reported"
+        if not field:
+            status.pop("atProvider", None)
+        elif isinstance(status.get("atProvider"), dict):
+            status["atProvider"].pop(field, None)
+        return "not reported"
+
     def ev_status_lost(self) -> str:
         if not self.observed:
             return "status lost: nothing yet"
@@ -363,29 +387,18 @@ class Walk(World):
         if not keys:
             return "pool manifest: no pools"
         key = self.rng.choice(keys)
-        status = self.observed[key].setdefault("status", {})
-        if self.rng.random() < 0.75:
-            self.report_manifest(key, status.setdefault("atProvider", {}), uid=f"uid-{key}")
-            return f"{key} manifest reported"
-        if isinstance(status.get("atProvider"), dict):
-            status["atProvider"].pop("manifest", None)
-        return f"{key} manifest not reported"
+        report = functools.partial(self.report_manifest, key, uid=f"uid-{key}")
+        return f"{key} manifest {self.reported(key, 0.75, report, 'manifest')}"
 
     def ev_shared_vast(self) -> str:
         key = self.rng.choice(["shared-vast-observer", "rwx-storageclass"])
         if key not in self.observed:
             return f"{key}: not composed"
-        status = self.observed[key].setdefault("status", {})
-        if self.rng.random() < 0.7:
-            manifest = (
-                copy.deepcopy(SHARED_VAST_LIVE)
-                if key == "shared-vast-observer"
-                else copy.deepcopy(self.observed[key]["spec"]["forProvider"]["manifest"])
-            )
-            status.setdefault("atProvider", {})["manifest"] = manifest
-            return f"{key} manifest reported"
-        status.pop("atProvider", None)
-        return f"{key} manifest not reported"
+        live = SHARED_VAST_LIVE
+        if key == "rwx-storageclass":  # CKS keeps the class as applied
+            live = self.observed[key]["spec"]["forProvider"]["manifest"]
+        report = self.reported(key, 0.7, lambda a: a.update(manifest=copy.deepcopy(live)))
+        return f"{key} manifest {report}"
 
     def ev_credentials(self) -> str:
         choice = self.rng.choice(
@@ -402,20 +415,14 @@ class Walk(World):
         return event
 
     def ev_autoscale(self) -> str:
-        if self.kind == CW:
-            candidates = [
-                (p, f"nodepool-{p['name']}")
-                for p in self.pools
-                if "maxNodeCount" in p and f"nodepool-{p['name']}" in self.in_cluster
-            ]
-        else:
-            candidates = [
-                (p, f"nodepool-{p['name']}")
-                for p in self.pools
-                if "maxNodeCount" in p
-                and at(self.observed.get(f"nodepool-{p['name']}"), "status", "atProvider", "id")
-                is not MISSING
-            ]
+
+        def live(key: str) -> bool:
+            if self.kind == CW:
+                return key in self.in_cluster
+            return at(self.observed.get(key), "status", "atProvider", "id") is not MISSING
+
+        autoscaled = [(p, f"nodepool-{p['name']}") for p in self.pools if "maxNodeCount" in p]
+        candidates = [(pool, key) for pool, key in autoscaled if live(key)]
         if not candidates:
             return "autoscale: no live autoscaled pool"
         pool, key = self.rng.choice(candidates)
@@ -437,12 +444,8 @@ class Walk(World):
     def ev_cluster_id(self) -> str:
         if "civo-cluster" not in self.observed:
             return "cluster id: no cluster"
-        status = self.observed["civo-cluster"].setdefault("status", {})
-        if self.rng.random() < 0.75:
-            status.setdefault("atProvider", {})["id"] = "5f0b-cluster"
-            return "cluster id reported"
-        status.pop("atProvider", None)
-        return "cluster id not reported"
+        report = self.reported("civo-cluster", 0.75, lambda a: a.update(id="5f0b-cluster"))
+        return f"cluster id {report}"
 
     def ev_connection_secret(self) -> str:
         """The provider writes the cluster's connection Secret, or it is (still) missing."""
@@ -457,13 +460,8 @@ class Walk(World):
         if not keys:
             return "pool id: no pools"
         key = self.rng.choice(keys)
-        status = self.observed[key].setdefault("status", {})
-        if self.rng.random() < 0.75:
-            self.report_pool_id(key, status.setdefault("atProvider", {}))
-            return f"{key} id reported"
-        if isinstance(status.get("atProvider"), dict):
-            status["atProvider"].pop("id", None)
-        return f"{key} id not reported"
+        report = functools.partial(self.report_pool_id, key)
+        return f"{key} id {self.reported(key, 0.75, report, 'id')}"
 
     # The user
 
@@ -666,7 +664,7 @@ class Walk(World):
         self.count("fatal", bool(fatal))
         if fatal:
             return
-        composed = rsp.desired.resources
+        composed = desired(rsp)
         messages = [m for _, m in results(rsp)]
         self.count("kubeconfig", "kubeconfig" in composed)
         self.count(
@@ -677,7 +675,7 @@ class Walk(World):
             "kubeconfig" in before
             and "kubeconfig" in composed
             and at(before["kubeconfig"], "data", "kubeconfig")
-            != composed["kubeconfig"].resource["data"]["kubeconfig"],
+            != composed["kubeconfig"]["data"]["kubeconfig"],
         )
         self.count("rwx-storageclass", "rwx-storageclass" in composed)
         self.count(
@@ -691,15 +689,7 @@ class Walk(World):
             "civo-nodepools", self.kind == CIVO and any(k.startswith("nodepool-") for k in composed)
         )
         self.count("autoscaler-release", "cluster-autoscaler" in composed)
-        self.count(
-            "autoscaler-groups",
-            "cluster-autoscaler" in composed
-            and bool(
-                composed["cluster-autoscaler"].resource["spec"]["forProvider"]["values"][
-                    "autoscalingGroups"
-                ]
-            ),
-        )
+        self.count("autoscaler-groups", bool(autoscaling_groups(composed)))
         self.count("pool-removed", any(k not in composed for k in before))
         self.count("immutable-warning", any("cannot change" in m for m in messages))
 
@@ -718,13 +708,8 @@ class Walk(World):
             # has no Delete policy, so retiring it never touches the live pool.
             settings_of = key.removeprefix("autoscaled-nodepool-")
             removed = removed or (key != settings_of and settings_of not in autoscaled)
-            category = (
-                "a"
-                if key.startswith("nodepool-")
-                or key in ("vpc", "cks-cluster", "network", "firewall", "civo-cluster")
-                else "d"
-            )
-            self.expect(removed, category, f"{key} dropped from the desired state")
+            core = key.startswith("nodepool-") or key in CORE_RESOURCES
+            self.expect(removed, "a" if core else "d", f"{key} dropped from the desired state")
 
     def check_autoscaled(
         self, before: dict[str, Any], in_cluster: set[str], composed: dict[str, Any]
@@ -791,11 +776,8 @@ class Walk(World):
             self.expect(False, "e", f"{key}: {problems}")
 
     def check_token(self) -> None:
-        for rsp in self.passes:
-            leaked = leaked_tokens(rsp, self.tokens)
-            if leaked:
-                self.expect(False, "f", f"token {leaked[0]} leaked")
-                return
+        leaked = next((t for rsp in self.passes for t in leaked_tokens(rsp, self.tokens)), None)
+        self.expect(leaked is None, "f", f"token {leaked} leaked")
 
     def check_kubeconfig(self, before: dict[str, Any], composed: dict[str, Any]) -> None:
         if self.kind != CW or "kubeconfig" not in composed:
@@ -828,8 +810,7 @@ class Walk(World):
     def check_groups(self, composed: dict[str, Any]) -> None:
         if self.kind != CIVO or "cluster-autoscaler" not in composed:
             return
-        values = composed["cluster-autoscaler"]["spec"]["forProvider"]["values"]
-        live = {g["name"]: g for g in values["autoscalingGroups"]}
+        live = {g["name"]: g for g in autoscaling_groups(composed)}
         autoscaled = {p["name"]: p for p in self.pools if "maxNodeCount" in p}
         for name, group in sorted(self.groups.items()):
             if name in autoscaled and f"nodepool-{name}" in composed and group["name"] not in live:
@@ -854,8 +835,7 @@ class Walk(World):
         else:
             self.groups = {}
             if "cluster-autoscaler" in composed:
-                values = composed["cluster-autoscaler"]["spec"]["forProvider"]["values"]
-                by_id = {g["name"]: g for g in values["autoscalingGroups"]}
+                by_id = {g["name"]: g for g in autoscaling_groups(composed)}
                 for pool in self.pools:
                     body = self.observed.get(f"nodepool-{pool['name']}")
                     pool_id = at(body, "metadata", "annotations", "crossplane.io/external-name")
@@ -863,42 +843,26 @@ class Walk(World):
                         self.groups[pool["name"]] = by_id[pool_id]
 
 
-SHARED_VAST_LIVE = {
-    "apiVersion": "storage.k8s.io/v1",
-    "kind": "StorageClass",
-    "metadata": {"name": "shared-vast", "uid": "0c1d"},
-    "provisioner": "csi.vastdata.com",
-    "parameters": {"vip_pool_name": "main"},
-    "reclaimPolicy": "Retain",
-    "volumeBindingMode": "Immediate",
+# Each event's weight in a CoreWeave walk and in a Civo walk (0: not an event of that cloud).
+EVENT_WEIGHTS = {
+    "converge": (8, 8),
+    "ready": (20, 20),
+    "endpoint": (8, 0),
+    "pool_manifest": (12, 0),
+    "shared_vast": (6, 0),
+    "credentials": (8, 0),
+    "cluster_id": (0, 6),
+    "connection_secret": (0, 5),
+    "pool_id": (0, 12),
+    "autoscale": (8, 8),
+    "status_lost": (2, 2),
+    "edit": (16, 18),
+    "invalid": (6, 6),
+    "input": (4, 5),
+    "noop": (4, 4),
 }
-CW_EVENTS = {
-    "converge": 8,
-    "ready": 20,
-    "endpoint": 8,
-    "pool_manifest": 12,
-    "shared_vast": 6,
-    "credentials": 8,
-    "autoscale": 8,
-    "status_lost": 2,
-    "edit": 16,
-    "invalid": 6,
-    "input": 4,
-    "noop": 4,
-}
-CIVO_EVENTS = {
-    "converge": 8,
-    "ready": 20,
-    "cluster_id": 6,
-    "connection_secret": 5,
-    "pool_id": 12,
-    "autoscale": 8,
-    "status_lost": 2,
-    "edit": 18,
-    "invalid": 6,
-    "input": 5,
-    "noop": 4,
-}
+# What invariant a covers besides the pools; every other dropped resource is a gated one (d).
+CORE_RESOURCES = ("vpc", "cks-cluster", "network", "firewall", "civo-cluster")
 CW_IMMUTABLE = [
     ("vpc|cks-cluster", ("spec", "forProvider", "zone")),
     ("vpc", ("spec", "forProvider", "vpcPrefixes")),
@@ -972,17 +936,11 @@ def test_walks_compose_only_objects_the_crds_accept() -> None:
 # --- coverage: the walks reach every stage they are meant to test ---------------------------
 
 
-def stage_counts() -> dict[str, int]:
-    counts: dict[str, int] = {}
+def test_walks_reach_every_stage() -> None:
+    counts: Counter[str] = Counter()
     for kind, seed in WALK_IDS:
         walked(kind, seed)
-        for name, value in Walk.stats[(kind, seed)].items():
-            counts[name] = counts.get(name, 0) + value
-    return counts
-
-
-def test_walks_reach_every_stage() -> None:
-    counts = stage_counts()
+        counts.update(Walk.stats[(kind, seed)])
     assert counts["reconciles"] >= len(WALK_IDS) * 40
     for stage, minimum in {
         "fatal": 120,
@@ -1062,9 +1020,8 @@ def civo_converged() -> Walk:
     annotations = world.observed["nodepool-l40s"]["metadata"]["annotations"]
     annotations["crossplane.io/external-name"] = "p-l40s"
     world.ready("nodepool-l40s", atProvider={"id": "p-l40s"})
-    rsp = world.reconcile()
-    values = desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"]
-    assert values["autoscalingGroups"] == [{"name": "p-l40s", "minSize": 1, "maxSize": 4}]
+    groups = autoscaling_groups(desired(world.reconcile()))
+    assert groups == [{"name": "p-l40s", "minSize": 1, "maxSize": 4}]
     return world
 
 
@@ -1073,9 +1030,8 @@ def test_civo_autoscaler_keeps_a_known_group_while_the_pool_id_is_unreported() -
     its group left the Release; with no group left the chart renders no Deployment."""
     world = civo_converged()
     world.observed["nodepool-l40s"]["status"] = {}
-    rsp = world.reconcile()
-    values = desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"]
-    assert values["autoscalingGroups"] == [{"name": "p-l40s", "minSize": 1, "maxSize": 4}]
+    groups = autoscaling_groups(desired(world.reconcile()))
+    assert groups == [{"name": "p-l40s", "minSize": 1, "maxSize": 4}]
 
 
 def test_civo_status_secrets_stay_published_while_the_cluster_status_flaps() -> None:
