@@ -55,6 +55,7 @@ from harness.invariants import (
     object_problems,
 )
 from harness.validator import shared_crds_dir, spec_problems
+from tests.coreweave_expected import SHARED_VAST_LIVE
 
 CRDS = shared_crds_dir()
 needs_crds = pytest.mark.skipif(
@@ -65,6 +66,7 @@ API_VERSION = "infrastructure.modelplane.ai/v1alpha1"
 CW_POOL_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 CIVO_POOL_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 VERSION = r"^[0-9]+\.[0-9]+$"
+CIDR = r"([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}"
 
 # Distinctive fake org tokens: none may appear outside the kubeconfig Secret's data.
 TOKENS = (
@@ -105,6 +107,9 @@ GARBAGE = st.recursive(
 NOT_STRING = GARBAGE.filter(lambda v: not isinstance(v, str))
 NOT_LIST = GARBAGE.filter(lambda v: not isinstance(v, list))
 NOT_DICT = GARBAGE.filter(lambda v: not isinstance(v, dict))
+# The same, never null (a null is a field left out, which is valid where the field is optional).
+SOME_NOT_STRING = NOT_STRING.filter(lambda v: v is not None)
+SOME_NOT_DICT = NOT_DICT.filter(lambda v: v is not None)
 NOT_INTEGER = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False).filter(lambda f: not f.is_integer()),
     st.text(max_size=5),
@@ -253,19 +258,20 @@ def civo_spec(
     return spec
 
 
+def example_xr(kind: str) -> dict[str, Any]:
+    """A copy of the realistic example XR of the kind."""
+    return coreweave_xr() if kind == "CoreWeaveCluster" else civo_xr()
+
+
 def xr_of(kind: str, spec: Any) -> dict[str, Any]:
-    xr = coreweave_xr() if kind == "CoreWeaveCluster" else civo_xr()
-    xr["spec"] = spec
-    return xr
+    return {**example_xr(kind), "spec": spec}
 
 
 # --- invalid specs: a valid one with one field made wrong --------------------------------------
 
 
 def _bad_text(max_length: int) -> st.SearchStrategy[Any]:
-    return st.one_of(
-        st.just(""), long_text(max_length + 1), NOT_STRING.filter(lambda v: v is not None)
-    )
+    return st.one_of(st.just(""), long_text(max_length + 1), SOME_NOT_STRING)
 
 
 def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[dict[str, Any], str]:
@@ -291,9 +297,9 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
                 "accelerator",
                 "type-field",
                 "type-missing",
-                "node-count",
-                "min-count",
-                "max-count",
+                "nodeCount",
+                "minNodeCount",
+                "maxNodeCount",
                 "min-without-max",
                 "min-above-max",
                 "count-above-max",
@@ -311,10 +317,7 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
         return spec, path
     if choice == "name":
         target["name"] = draw(
-            st.one_of(
-                _bad_text(40),
-                UNICODE.filter(lambda s: not re.fullmatch(pattern, s) and s != ""),
-            )
+            _bad_text(40) | UNICODE.filter(lambda s: not re.fullmatch(pattern, s) and s != "")
         )
         return spec, f"{path}.name"
     if choice == "name-missing":
@@ -330,12 +333,7 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
         return spec, f"{path}.name"
     if choice == "role":
         roles = {"System", "GPU"} if civo else {"GPU", "CPU"}
-        target["role"] = draw(
-            st.one_of(
-                UNICODE.filter(lambda s: s not in roles),
-                NOT_STRING.filter(lambda v: v is not None),
-            )
-        )
+        target["role"] = draw(UNICODE.filter(lambda s: s not in roles) | SOME_NOT_STRING)
         return spec, f"{path}.role"
     if choice == "role-missing":
         target.pop("role", None)
@@ -347,7 +345,7 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
             target["gpu"] = None
         return spec, f"{path}.gpu"
     if choice == "gpu-not-object":
-        target["gpu"] = draw(NOT_DICT.filter(lambda v: v is not None))
+        target["gpu"] = draw(SOME_NOT_DICT)
         return spec, f"{path}.gpu"
     if choice == "accelerator":
         bad = draw(st.one_of(_bad_text(63), st.just(None)))
@@ -359,39 +357,30 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
     if choice == "type-missing":
         del target[type_field]
         return spec, f"{path}.{type_field}"
-    if choice in ("node-count", "min-count", "max-count"):
-        field = {
-            "node-count": "nodeCount",
-            "min-count": "minNodeCount",
-            "max-count": "maxNodeCount",
-        }[choice]
-        minimum = 1 if field == "maxNodeCount" else low
-        target[field] = draw(
+    if choice in ("nodeCount", "minNodeCount", "maxNodeCount"):
+        minimum = 1 if choice == "maxNodeCount" else low
+        target[choice] = draw(
             st.one_of(
                 st.integers(min_value=-(2**53), max_value=minimum - 1),
                 st.integers(min_value=1001, max_value=2**53),
                 NOT_INTEGER,
             )
         )
-        if field == "minNodeCount":
+        if choice == "minNodeCount":
             target["maxNodeCount"] = 1000
-        return spec, f"{path}.{field}"
+        return spec, f"{path}.{choice}"
     if choice == "min-without-max":
         target["minNodeCount"] = draw(st.integers(low, 1000))
         target.pop("maxNodeCount", None)
         return spec, f"{path}.maxNodeCount"
-    if choice == "min-above-max":
+    if choice in ("min-above-max", "count-above-max"):
+        above = "minNodeCount" if choice == "min-above-max" else "nodeCount"
+        dropped = "nodeCount" if choice == "min-above-max" else "minNodeCount"
         maximum = draw(st.integers(1, 999))
         target["maxNodeCount"] = maximum
-        target["minNodeCount"] = draw(st.integers(maximum + 1, 1000))
-        target.pop("nodeCount", None)
-        return spec, f"{path}.minNodeCount"
-    if choice == "count-above-max":
-        maximum = draw(st.integers(1, 999))
-        target["maxNodeCount"] = maximum
-        target["nodeCount"] = draw(st.integers(maximum + 1, 1000))
-        target.pop("minNodeCount", None)
-        return spec, f"{path}.nodeCount"
+        target[above] = draw(st.integers(maximum + 1, 1000))
+        target.pop(dropped, None)
+        return spec, f"{path}.{above}"
     if choice == "no-system":
         for item in pools:
             if item.get("role") == "System":
@@ -451,21 +440,17 @@ def invalid_spec(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], str]:
                 st.one_of(
                     UNICODE.filter(lambda s: not re.fullmatch(VERSION, s)),
                     st.sampled_from(["v1.37", "1.37.1", "1", "1.37\n", " 1.37"]),
-                    NOT_STRING.filter(lambda v: v is not None),
+                    SOME_NOT_STRING,
                 )
             )
         return spec, "spec.kubernetesVersion"
     if choice == "credentials":
-        spec["credentials"] = draw(NOT_DICT.filter(lambda v: v is not None))
+        spec["credentials"] = draw(SOME_NOT_DICT)
         return spec, "spec.credentials"
     if choice == "credentials-type":
+        types = ("ProviderConfig", "ClusterProviderConfig")
         spec["credentials"] = {
-            "type": draw(
-                st.one_of(
-                    UNICODE.filter(lambda s: s not in ("ProviderConfig", "ClusterProviderConfig")),
-                    NOT_STRING.filter(lambda v: v is not None),
-                )
-            )
+            "type": draw(UNICODE.filter(lambda s: s not in types) | SOME_NOT_STRING)
         }
         return spec, "spec.credentials.type"
     if choice == "credentials-name":
@@ -491,17 +476,6 @@ def invalid_spec(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], str]:
 # --- observed state -----------------------------------------------------------------------------
 
 READY = {"type": "Ready", "status": "True", "reason": "Available"}
-SHARED_VAST_LIVE = {
-    "apiVersion": "storage.k8s.io/v1",
-    "kind": "StorageClass",
-    "metadata": {"name": "shared-vast", "uid": "0c1d"},
-    "provisioner": "csi.vastdata.com",
-    "parameters": {"vip_pool_name": "main"},
-    "mountOptions": ["nconnect=16"],
-    "reclaimPolicy": "Retain",
-    "volumeBindingMode": "Immediate",
-    "allowVolumeExpansion": True,
-}
 
 
 def credentials_objects(token: str, spec: Any = None) -> list[dict[str, Any]]:
@@ -529,6 +503,14 @@ def secret_with(
         "kind": "Secret",
         "metadata": {"name": "coreweave-creds", "namespace": namespace},
         "data": {key: data},
+    }
+
+
+def required_with(payload: bytes) -> dict[str, list[dict[str, Any]]]:
+    """The CoreWeave credential requirements met: the cluster provider config, a Secret."""
+    return {
+        "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
+        "coreweave-credentials": [secret_with(payload)],
     }
 
 
@@ -840,16 +822,15 @@ def test_invalid_spec_is_one_fatal_naming_the_field(kind: str, data: st.DataObje
     spec, path = data.draw(invalid_spec(kind), label="spec")
     xr = xr_of(kind, spec)
     rounds = data.draw(st.sampled_from([0, 2, 5]), label="rounds")
-    observed = grown(xr_of(kind, data_spec_for(kind)), rounds)
+    observed = grown(example_xr(kind), rounds)  # what an invalid edit of the example meets
     rsp = run(request(xr, observed))
     message = check_fatal(rsp)
     assert re.search(re.escape(path) + r"[.\[:]", message), (path, message[:500])
     check_agrees_with_xrd(kind, xr, rsp)
 
 
-def data_spec_for(kind: str) -> dict[str, Any]:
-    """The spec of the realistic example XR, whose observed state an invalid edit meets."""
-    return copy.deepcopy((coreweave_xr() if kind == "CoreWeaveCluster" else civo_xr())["spec"])
+def keys_of(parent: dict[Any, Any] | list[Any]) -> list[Any] | range:
+    return sorted(parent, key=str) if isinstance(parent, dict) else range(len(parent))
 
 
 @st.composite
@@ -862,22 +843,14 @@ def arbitrary_spec(draw: st.DrawFn, kind: str) -> Any:
         parent: Any = spec
         path: list[Any] = []
         while isinstance(parent, (dict, list)) and parent and draw(st.booleans()):
-            key = draw(
-                st.sampled_from(
-                    sorted(parent, key=str) if isinstance(parent, dict) else range(len(parent))
-                )
-            )
+            key = draw(st.sampled_from(keys_of(parent)))
             path.append(key)
             if not isinstance(parent[key], (dict, list)) or not parent[key]:
                 break
             parent = parent[key]
         if not isinstance(parent, (dict, list)) or not parent:
             continue
-        key = draw(
-            st.sampled_from(
-                sorted(parent, key=str) if isinstance(parent, dict) else range(len(parent))
-            )
-        )
+        key = draw(st.sampled_from(keys_of(parent)))
         if isinstance(parent, dict) and draw(st.booleans()):
             del parent[key]
         else:
@@ -904,12 +877,8 @@ def test_arbitrary_spec_gets_a_fatal_or_valid_objects(kind: str, data: st.DataOb
 @settings(PROPERTIES, max_examples=25)
 @given(data=st.data())
 def test_hundreds_of_pools_are_one_bounded_fatal(kind: str, data: st.DataObject) -> None:
-    civo = kind == "CivoCluster"
     count = data.draw(st.integers(9, 400), label="pools")
-    names = CIVO_NAMES if civo else CW_NAMES
-    spec = data.draw(
-        civo_spec(names=names, max_pools=8) if civo else coreweave_spec(max_pools=8), label="spec"
-    )
+    spec = data.draw(spec_strategy(kind), label="spec")
     extra = data.draw(
         st.lists(st.one_of(SCALARS, st.just(spec["nodePools"][0])), min_size=count, max_size=count)
     )
@@ -961,10 +930,8 @@ def test_mangled_observed_objects_never_cause_an_internal_error(
 ) -> None:
     """Observed objects whose spec or metadata is partial or garbled (an edited or older object):
     the answer may keep odd values, but it is never an exception or a FATAL for a valid spec."""
-    xr = xr_of(kind, data_spec_for(kind))
+    xr = example_xr(kind)
     observed = data.draw(mangled(grown(xr, data.draw(st.integers(1, 5)))), label="observed")
-    if not isinstance(observed, dict):
-        observed = {}
     observed = {k: v for k, v in observed.items() if isinstance(v, dict)}
     event(f"known rwx crash input: {known_rwx_manifest_crash(observed)}")
     assume(not known_rwx_manifest_crash(observed))
@@ -1008,11 +975,8 @@ def test_unknown_or_missing_composite_is_one_fatal(
     extra: dict[str, Any], kind: str | None, api_version: str | None
 ) -> None:
     assume((api_version, kind) not in {(API_VERSION, k) for k in KINDS})
-    xr: dict[str, Any] = dict(extra)
-    if kind is not None:
-        xr["kind"] = kind
-    if api_version is not None:
-        xr["apiVersion"] = api_version
+    given = {"kind": kind, "apiVersion": api_version}
+    xr = {**extra, **{k: v for k, v in given.items() if v is not None}}
     req = request(xr) if xr else fnv1.RunFunctionRequest()
     rsp = run(req)
     assert [s for s, _ in results(rsp)] == ["Fatal"]
@@ -1040,70 +1004,43 @@ def test_composite_without_name_or_namespace_is_one_fatal(
 ) -> None:
     valid = {"name": "inference", "namespace": NAMESPACE}
     assume({"name": name, "namespace": namespace} != valid)
-    xr = xr_of(kind, data_spec_for(kind))
-    metadata: dict[str, Any] = {}
-    if name is not None:
-        metadata["name"] = name
-    if namespace is not None:
-        metadata["namespace"] = namespace
-    xr["metadata"] = metadata
+    xr = example_xr(kind)
+    given = {"name": name, "namespace": namespace}
+    xr["metadata"] = {k: v for k, v in given.items() if v is not None}
     message = check_fatal(run(request(xr)))
     for field, value in (("name", name), ("namespace", namespace)):
         missing = not isinstance(value, str) or not value
         assert (f"metadata.{field}: required" in message) == missing, message
 
 
-INPUT_FIELDS: list[tuple[str, st.SearchStrategy[Any]]] = [
-    ("coreweave", NOT_DICT.filter(lambda v: v is not None)),
-    ("coreweave.systemPool", NOT_DICT.filter(lambda v: v is not None)),
-    ("coreweave.systemPool.instanceType", _bad_text(63)),
-    (
-        "coreweave.systemPool.nodeCount",
-        st.one_of(st.integers(max_value=0), st.integers(min_value=11), NOT_INTEGER),
+INPUT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
+    "coreweave": SOME_NOT_DICT,
+    "coreweave.systemPool": SOME_NOT_DICT,
+    "coreweave.systemPool.instanceType": _bad_text(63),
+    "coreweave.systemPool.nodeCount": st.one_of(
+        st.integers(max_value=0), st.integers(min_value=11), NOT_INTEGER
     ),
-    ("coreweave.vpcPrefixes", NOT_DICT.filter(lambda v: v is not None)),
-    (
-        "coreweave.vpcPrefixes.pod",
-        st.one_of(
-            UNICODE.filter(
-                lambda s: not re.fullmatch(r"([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}", s)
-            ),
-            NOT_STRING.filter(lambda v: v is not None),
-        ),
+    "coreweave.vpcPrefixes": SOME_NOT_DICT,
+    "coreweave.vpcPrefixes.pod": UNICODE.filter(lambda s: not re.fullmatch(CIDR, s))
+    | SOME_NOT_STRING,
+    "coreweave.vpcPrefixes.internalLoadBalancer": st.just("10.0.0.0"),
+    "coreweave.storageClassName": st.sampled_from(["", "Shared_Vast", "-a", "a" * 254])
+    | SOME_NOT_STRING,
+    "civo": SOME_NOT_DICT,
+    "civo.cni": UNICODE.filter(lambda s: s not in ("flannel", "cilium")) | SOME_NOT_STRING,
+    "civo.applications": long_text(1025) | SOME_NOT_STRING,
+    "civo.clusterAutoscaler": SOME_NOT_DICT,
+    "civo.clusterAutoscaler.chartRepository": st.sampled_from(
+        ["", "http://x", "kubernetes.github.io/autoscaler"]
     ),
-    ("coreweave.vpcPrefixes.internalLoadBalancer", st.just("10.0.0.0")),
-    (
-        "coreweave.storageClassName",
-        st.one_of(
-            st.sampled_from(["", "Shared_Vast", "-a", "a" * 254]),
-            NOT_STRING.filter(lambda v: v is not None),
-        ),
-    ),
-    ("civo", NOT_DICT.filter(lambda v: v is not None)),
-    (
-        "civo.cni",
-        st.one_of(
-            UNICODE.filter(lambda s: s not in ("flannel", "cilium")),
-            NOT_STRING.filter(lambda v: v is not None),
-        ),
-    ),
-    ("civo.applications", st.one_of(long_text(1025), NOT_STRING.filter(lambda v: v is not None))),
-    ("civo.clusterAutoscaler", NOT_DICT.filter(lambda v: v is not None)),
-    (
-        "civo.clusterAutoscaler.chartRepository",
-        st.sampled_from(["", "http://x", "kubernetes.github.io/autoscaler"]),
-    ),
-    (
-        "civo.clusterAutoscaler.chartVersion",
-        st.sampled_from(["latest", "9.59", "v9.59.0", ""])
-        | NOT_STRING.filter(lambda v: v is not None),
-    ),
-]
+    "civo.clusterAutoscaler.chartVersion": st.sampled_from(["latest", "9.59", "v9.59.0", ""])
+    | SOME_NOT_STRING,
+}
 
 
 @st.composite
 def bad_input(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
-    field, values = draw(st.sampled_from(INPUT_FIELDS))
+    field, values = draw(st.sampled_from(list(INPUT_FIELDS.items())))
     value = draw(values)
     document: dict[str, Any] = {"apiVersion": "inference.fn.modelplane.ai/v1beta1", "kind": "Input"}
     parent = document
@@ -1121,7 +1058,7 @@ def test_input_of_wrong_shape_is_one_fatal_naming_the_field(
     kind: str, case: tuple[dict[str, Any], str]
 ) -> None:
     step_input, path = case
-    rsp = run(request(xr_of(kind, data_spec_for(kind)), step_input=step_input))
+    rsp = run(request(example_xr(kind), step_input=step_input))
     message = check_fatal(rsp)
     assert path in message, (path, message)
 
@@ -1131,7 +1068,7 @@ def test_input_of_wrong_shape_is_one_fatal_naming_the_field(
 @given(extra=st.dictionaries(st.text(min_size=1, max_size=8), GARBAGE, max_size=3))
 def test_unknown_input_fields_are_ignored(kind: str, extra: dict[str, Any]) -> None:
     assume(not set(extra) & {"coreweave", "civo"})  # wrong shapes of known fields: above
-    rsp = run(request(xr_of(kind, data_spec_for(kind)), step_input={"kind": "Input", **extra}))
+    rsp = run(request(example_xr(kind), step_input={"kind": "Input", **extra}))
     assert not fatal_messages(rsp), results(rsp)
 
 
@@ -1175,11 +1112,7 @@ def test_rwx_storageclass_manifest_without_metadata_name(metadata: Any) -> None:
 
 def test_deeply_nested_credentials_json_is_not_an_internal_error() -> None:
     observed = grown(coreweave_xr(), 2)
-    required = {
-        "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
-        "coreweave-credentials": [secret_with(b"[" * 100_000)],
-    }
-    rsp = run(request(coreweave_xr(), observed, required))
+    rsp = run(request(coreweave_xr(), observed, required_with(b"[" * 100_000)))
     assert not fatal_messages(rsp), results(rsp)
 
 
@@ -1188,17 +1121,17 @@ def test_deeply_nested_credentials_json_is_not_an_internal_error() -> None:
 def test_non_finite_numbers_are_a_field_fatal_or_ignored(kind: str, value: float) -> None:
     """gRPC clients other than Crossplane can send NaN and Infinity (JSON cannot): once an
     internal error (json_format refused them), now a FATAL naming the field."""
-    xr = xr_of(kind, data_spec_for(kind))
+    xr = example_xr(kind)
     xr["spec"]["nodePools"][0]["nodeCount"] = value
     assert "spec.nodePools[0].nodeCount: must be an integer" in check_fatal(run(request(xr)))
-    xr = xr_of(kind, data_spec_for(kind))
+    xr = example_xr(kind)
     xr["spec"]["unknownField"] = value
     assert not fatal_messages(run(request(xr)))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_accelerator_type_must_be_a_label_value(kind: str) -> None:
-    xr = xr_of(kind, data_spec_for(kind))
+    xr = example_xr(kind)
     for item in xr["spec"]["nodePools"]:
         if item.get("role") == "GPU":
             item["gpu"]["acceleratorType"] = "H100 SXM"
@@ -1212,13 +1145,8 @@ def test_kubeconfig_has_no_surrogate_escapes() -> None:
         "conditions": [READY],
         "atProvider": {"apiServerEndpoint": ENDPOINT},
     }
-    required = {
-        "coreweave-providerconfig": [CLUSTER_PROVIDER_CONFIG],
-        "coreweave-credentials": [
-            secret_with(json.dumps({"token": "CW-SECRET-\U0001f600"}).encode())
-        ],
-    }
-    rsp = run(request(coreweave_xr(), observed, required))
+    payload = json.dumps({"token": "CW-SECRET-\U0001f600"}).encode()
+    rsp = run(request(coreweave_xr(), observed, required_with(payload)))
     secret = desired(rsp)["kubeconfig"]
     text = base64.b64decode(secret["data"]["kubeconfig"]).decode()
     assert not re.search(r"\\ud[89a-f][0-9a-f]{2}", text), text

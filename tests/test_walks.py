@@ -618,7 +618,9 @@ class Walk(World):
         rsp = self.reconcile()
         fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
         self.count("reconciles")
-        self.count_stages(rsp, before, known_in_cluster, fatal)
+        self.count("fatal", bool(fatal))
+        if not fatal:
+            self.count_stages(rsp, before, known_in_cluster)
         self.check_token()
         if expect_fatal:
             self.expect(bool(fatal), "i", f"an invalid spec was composed: {results(rsp)[:2]}")
@@ -634,7 +636,7 @@ class Walk(World):
         self.valid_spec = copy.deepcopy(self.xr["spec"])
         composed = desired(rsp)
         self.check_kept(before, composed)
-        self.check_autoscaled(before, known_in_cluster, composed)
+        self.check_autoscaled(composed)
         self.check_immutable(before, composed)
         self.check_objects(composed)
         self.check_kubeconfig(before, composed)
@@ -655,15 +657,8 @@ class Walk(World):
             self.seen[stage] = self.seen.get(stage, 0) + 1
 
     def count_stages(
-        self,
-        rsp: fnv1.RunFunctionResponse,
-        before: dict[str, Any],
-        in_cluster: set[str],
-        fatal: list[str],
+        self, rsp: fnv1.RunFunctionResponse, before: dict[str, Any], in_cluster: set[str]
     ) -> None:
-        self.count("fatal", bool(fatal))
-        if fatal:
-            return
         composed = desired(rsp)
         messages = [m for _, m in results(rsp)]
         self.count("kubeconfig", "kubeconfig" in composed)
@@ -711,20 +706,16 @@ class Walk(World):
             core = key.startswith("nodepool-") or key in CORE_RESOURCES
             self.expect(removed, "a" if core else "d", f"{key} dropped from the desired state")
 
-    def check_autoscaled(
-        self, before: dict[str, Any], in_cluster: set[str], composed: dict[str, Any]
-    ) -> None:
+    def check_autoscaled(self, composed: dict[str, Any]) -> None:
         for pool in self.pools:
-            if "maxNodeCount" not in pool:
-                continue
             key = f"nodepool-{pool['name']}"
-            if key not in composed:
+            if "maxNodeCount" not in pool or key not in composed:
                 continue
             spec = composed[key]["spec"]
+            policies = spec.get("managementPolicies", ["*"])
             if self.kind == CW:
                 # The creator never updates a live pool, and always carries what a (re-)create
                 # needs; the settings Object never creates and never carries targetNodes.
-                policies = spec.get("managementPolicies", ["*"])
                 target = spec["forProvider"]["manifest"]["spec"].get("targetNodes")
                 self.expect(
                     "*" not in policies and "Update" not in policies,
@@ -745,7 +736,6 @@ class Walk(World):
                         f"autoscaled-{key}: may create the pool or write its size: {settings}",
                     )
             else:
-                policies = spec.get("managementPolicies", ["*"])
                 self.expect(
                     "nodeCount" not in spec["forProvider"]
                     and "*" not in policies
@@ -759,14 +749,12 @@ class Walk(World):
         for key, body in composed.items():
             if key not in before:
                 continue
+            provisioner = at(before[key], "spec", "forProvider", "manifest", "provisioner")
+            if key == "rwx-storageclass" and (provisioner is MISSING or not provisioner):
+                continue
             for pattern, path in paths:
-                if not re.fullmatch(pattern, key):
-                    continue
-                provisioner = at(before[key], "spec", "forProvider", "manifest", "provisioner")
-                if key == "rwx-storageclass" and (provisioner is MISSING or not provisioner):
-                    continue
                 old, new = at(before[key], *path), at(body, *path)
-                if old != new:
+                if re.fullmatch(pattern, key) and old != new:
                     self.expect(False, "c", f"{key} {'.'.join(path)}: {old!r} -> {new!r}")
 
     def check_objects(self, composed: dict[str, Any]) -> None:
