@@ -40,11 +40,8 @@ def test_the_matrix_runs_the_newest_first_modelplanes_next_and_keeps_the_oldest(
     assert locate(matrix[2].row).kube_apiserver.parent.name == "kube-v1.36.5"
     assert locate(matrix[1].row).provider_kubernetes.parent.name == "provider-kubernetes-v1.3.0"
     # Each Kubernetes on the etcd its kube-apiserver is built and tested with.
-    assert [locate(e.row).etcd.parent.name for e in matrix] == [
-        "etcd-v3.7.0",
-        "etcd-v3.7.0",
-        "etcd-v3.6.8",
-    ]
+    etcds = [locate(e.row).etcd.parent.name for e in matrix]
+    assert etcds == ["etcd-v3.7.0", "etcd-v3.7.0", "etcd-v3.6.8"]
 
 
 def test_a_kubernetes_without_its_etcd_is_refused_naming_it() -> None:
@@ -166,10 +163,12 @@ def test_an_engine_version_must_be_a_release() -> None:
         _ = Engine("v2.4", primary=True).seeds_required_resources
 
 
+XR = "CoreWeaveCluster/ml-team/a"
+START = datetime.datetime(2026, 12, 1, 20, 0, tzinfo=datetime.UTC)
+
+
 def _at(second: float) -> datetime.datetime:
-    return datetime.datetime(2026, 12, 1, 20, 0, tzinfo=datetime.UTC) + datetime.timedelta(
-        seconds=second
-    )
+    return START + datetime.timedelta(seconds=second)
 
 
 def _crossplane_line(second: float, controller: str, namespace: str, name: str) -> str:
@@ -198,7 +197,7 @@ def test_reconciles_are_read_from_crossplanes_debug_log(tmp_path: Path) -> None:
     assert read_reconciles(log, CIVO_CLUSTER_XR, "ml-team", "a") == [_at(2)]
 
 
-def _call(second: float, memoised: bool = True, xr: str = "CoreWeaveCluster/ml-team/a") -> Call:
+def _call(second: float, memoised: bool = True, xr: str = XR) -> Call:
     return Call(at=_at(second), xr=xr, required=(), memoised=memoised)
 
 
@@ -231,9 +230,7 @@ def _call(second: float, memoised: bool = True, xr: str = "CoreWeaveCluster/ml-t
 def test_calls_belong_to_the_reconciles_that_began_before_them(
     begun: list[float], calls: list[Call], expected: Reconciles
 ) -> None:
-    found = reconciles_of(
-        calls, [_at(s) for s in begun], "CoreWeaveCluster/ml-team/a", _at(10), _at(85)
-    )
+    found = reconciles_of(calls, [_at(s) for s in begun], XR, _at(10), _at(85))
     assert found == expected
     assert str(found).startswith(f"{expected.calls} calls in {expected.reconciles} reconciles")
 
@@ -250,13 +247,7 @@ def test_a_call_in_the_second_the_next_reconcile_was_logged_may_be_the_previous_
     """Crossplane logs whole seconds: a reconcile logged at 20 that began at 20.7 comes after a
     call at 20.3 that ended the reconcile logged at 19. Seen under load on v2.1.0: two
     reconciles read as 0 and 2 calls, one each in truth."""
-    found = reconciles_of(
-        [_call(20.3), _call(21.4)],
-        [_at(19.5), _at(20.7)],
-        "CoreWeaveCluster/ml-team/a",
-        _at(10),
-        _at(85),
-    )
+    found = reconciles_of([_call(20.3), _call(21.4)], [_at(19.5), _at(20.7)], XR, _at(10), _at(85))
     assert found == Reconciles(groups=((1, 0), (1, 2)), memoised=2)
     assert found.early == (0, 1)
     assert found.every_reconcile_took(1)
