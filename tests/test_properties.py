@@ -312,51 +312,44 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
         )
     )
     note(f"mutation: {choice} at {path}")
+    roles = {"System", "GPU"} if civo else {"GPU", "CPU"}
+    # The mutations that give one field a wrong value, and those that leave one out.
+    wrong: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
+        "name": (
+            "name",
+            _bad_text(40) | UNICODE.filter(lambda s: not re.fullmatch(pattern, s) and s != ""),
+        ),
+        "reserved-name": ("name", st.just("modelplane-system")),
+        "role": ("role", UNICODE.filter(lambda s: s not in roles) | SOME_NOT_STRING),
+        "gpu-not-object": ("gpu", SOME_NOT_DICT),
+        "type-field": (type_field, _bad_text(63)),
+    }
+    missing = {"name-missing": "name", "role-missing": "role", "type-missing": type_field}
+    if choice in wrong:
+        field, values = wrong[choice]
+        target[field] = draw(values)
+        return spec, f"{path}.{field}"
+    if choice in missing:
+        target.pop(missing[choice])
+        return spec, f"{path}.{missing[choice]}"
     if choice == "pool-not-object":
         pools[index] = draw(NOT_DICT)
         return spec, path
-    if choice == "name":
-        target["name"] = draw(
-            _bad_text(40) | UNICODE.filter(lambda s: not re.fullmatch(pattern, s) and s != "")
-        )
-        return spec, f"{path}.name"
-    if choice == "name-missing":
-        del target["name"]
-        return spec, f"{path}.name"
     if choice == "duplicate":
         assume(len(pools) > 1)
         other = draw(st.integers(0, len(pools) - 1).filter(lambda i: i != index))
         target["name"] = pools[other]["name"]
         return spec, f"spec.nodePools[{max(index, other)}].name"
-    if choice == "reserved-name":
-        target["name"] = "modelplane-system"
-        return spec, f"{path}.name"
-    if choice == "role":
-        roles = {"System", "GPU"} if civo else {"GPU", "CPU"}
-        target["role"] = draw(UNICODE.filter(lambda s: s not in roles) | SOME_NOT_STRING)
-        return spec, f"{path}.role"
-    if choice == "role-missing":
-        target.pop("role", None)
-        return spec, f"{path}.role"
     if choice == "gpu-missing":
         target["role"] = "GPU"
         target.pop("gpu", None)
         if draw(st.booleans()):
             target["gpu"] = None
         return spec, f"{path}.gpu"
-    if choice == "gpu-not-object":
-        target["gpu"] = draw(SOME_NOT_DICT)
-        return spec, f"{path}.gpu"
     if choice == "accelerator":
         bad = draw(st.one_of(_bad_text(63), st.just(None)))
         target["gpu"] = {} if bad is None else {"acceleratorType": bad}
         return spec, f"{path}.gpu.acceleratorType"
-    if choice == "type-field":
-        target[type_field] = draw(_bad_text(63))
-        return spec, f"{path}.{type_field}"
-    if choice == "type-missing":
-        del target[type_field]
-        return spec, f"{path}.{type_field}"
     if choice in ("nodeCount", "minNodeCount", "maxNodeCount"):
         minimum = 1 if choice == "maxNodeCount" else low
         target[choice] = draw(
