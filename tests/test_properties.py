@@ -240,13 +240,11 @@ def civo_spec(
         index = draw(st.integers(0, len(pools) - 1))
         pools[index] = draw(pool(pools[index]["name"], civo=True, role="System"))
         systems = [pools[index]]
-    inline = systems[0]
-    for key in ("maxNodeCount", "minNodeCount"):  # the inline pool cannot autoscale
-        inline.pop(key, None)
-    for item in pools:  # nor can a pool named "workers" (the autoscaler's catch-all group)
-        if item["name"] == "workers":
-            item.pop("maxNodeCount", None)
-            item.pop("minNodeCount", None)
+    # Neither the inline pool nor a pool named "workers" (the autoscaler's catch-all group) can
+    # autoscale.
+    for item in [systems[0], *(p for p in pools if p["name"] == "workers")]:
+        item.pop("maxNodeCount", None)
+        item.pop("minNodeCount", None)
     spec: dict[str, Any] = {"region": draw(free_text(REGIONS, 32)), "nodePools": pools}
     if draw(st.booleans()):
         spec["kubernetesVersion"] = draw(free_text(["1.34.1-k3s1", "1.33.4-k3s1"], 32))

@@ -44,6 +44,8 @@ values = st.recursive(
 objects = st.dictionaries(st.sampled_from(NAMES), values, max_size=5)
 paths = st.lists(st.one_of(st.sampled_from(NAMES), st.integers(-1, 2)), max_size=4).map(tuple)
 # (accessor, child path, path or condition type, default)
+Script = list[tuple[str, Any, Any, Any]]
+Object = dict[str, Any] | None
 reads = st.lists(
     st.tuples(
         # Every recorded reader (the memo's table), and condition_status at another path.
@@ -56,7 +58,7 @@ reads = st.lists(
 )
 
 
-def run_reads(view: View, script: list[tuple[str, Any, Any, Any]]) -> list[Any]:
+def run_reads(view: View, script: Script) -> list[Any]:
     """What a core reading script through view would see."""
     seen: list[Any] = []
     for accessor, child_path, arg, default in script:
@@ -79,13 +81,11 @@ def run_reads(view: View, script: list[tuple[str, Any, Any, Any]]) -> list[Any]:
     return seen
 
 
-def struct(data: dict[str, Any] | None) -> structpb.Struct | None:
+def struct(data: Object) -> structpb.Struct | None:
     return View.from_dict(data)._struct if data is not None else None
 
 
-def replays_on(
-    first: dict[str, Any] | None, second: dict[str, Any] | None, script: Any
-) -> tuple[bool, bool]:
+def replays_on(first: Object, second: Object, script: Any) -> tuple[bool, bool]:
     """(whether the plan recorded on first holds on second, whether View reads alike)."""
     recorder = Recorder()
     run_reads(RecordingView(struct(first), recorder, ("status",)), script)
@@ -113,9 +113,7 @@ def test_plan_holds_on_the_object_it_was_recorded_on(first: dict[str, Any], scri
 CONDITIONS = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
 
 # (first, second, reads, whether the plan holds): the edges a generator finds rarely.
-EDGES: list[
-    tuple[dict[str, Any] | None, dict[str, Any] | None, list[tuple[str, Any, Any, Any]], bool]
-] = [
+EDGES: list[tuple[Object, Object, Script, bool]] = [
     (CONDITIONS, None, [("exists", (), (), None)], False),
     (None, None, [("string", (), ("spec",), None)], True),
     (CONDITIONS, {"status": {"conditions": []}}, [("condition_status", (), "Ready", None)], False),
