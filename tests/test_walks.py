@@ -84,6 +84,7 @@ from tests.coreweave_expected import SHARED_VAST_LIVE
 CRDS = shared_crds_dir()
 
 CW, CIVO = "CoreWeaveCluster", "CivoCluster"
+INPUT_API_VERSION = "inference.fn.modelplane.ai/v1beta1"
 WALKS = 30
 STEPS = 45
 MISSING = object()
@@ -148,12 +149,8 @@ class Walk(World):
     def __init__(self, kind: str, seed: int) -> None:
         self.kind = kind
         self.name = f"{kind}-{seed}"
-        self.rng = random.Random(self.name)  # noqa: S311 - reproducible walks, not secrets
-        rng = self.rng
-        step_input: dict[str, Any] = {
-            "apiVersion": "inference.fn.modelplane.ai/v1beta1",
-            "kind": "Input",
-        }
+        self.rng = rng = random.Random(self.name)  # noqa: S311 - reproducible walks, not secrets
+        step_input: dict[str, Any] = {"apiVersion": INPUT_API_VERSION, "kind": "Input"}
         if kind == CIVO and rng.random() < 0.4:
             step_input["civo"] = {"applications": rng.choice(["", "metrics-server"])}
         # Which keys of the Civo connection Secret hold the kubeconfig: the provider decides.
@@ -546,18 +543,18 @@ class Walk(World):
                     p["role"] = "GPU"
 
         edits: dict[str, Callable[[], object]] = {
-            "nodeCount=5000": lambda: pool.__setitem__("nodeCount", 5000),
-            "role=TPU": lambda: pool.__setitem__("role", "TPU"),
+            "nodeCount=5000": lambda: pool.update(nodeCount=5000),
+            "role=TPU": lambda: pool.update(role="TPU"),
             f"no {field}": lambda: pool.pop(field),
-            "empty place": lambda: self.xr["spec"].__setitem__(
-                "zone" if self.kind == CW else "region", ""
+            "empty place": lambda: self.xr["spec"].update(
+                {"zone" if self.kind == CW else "region": ""}
             ),
-            "no pools": lambda: self.xr["spec"].__setitem__("nodePools", []),
+            "no pools": lambda: self.xr["spec"].update(nodePools=[]),
             "GPU without gpu": gpu_without_gpu,
             "min above max": lambda: pool.update(minNodeCount=9, maxNodeCount=3, nodeCount=3),
-            "name with spaces": lambda: pool.__setitem__("name", "bad name"),
+            "name with spaces": lambda: pool.update(name="bad name"),
             "duplicate pool": lambda: self.pools.append(copy.deepcopy(pool)),
-            "count as text": lambda: pool.__setitem__("nodeCount", "3"),
+            "count as text": lambda: pool.update(nodeCount="3"),
             "no role": lambda: pool.pop("role", None),
         }
         if self.kind == CIVO:
@@ -565,11 +562,10 @@ class Walk(World):
             edits["autoscaled workers"] = lambda: pool.update(
                 name="workers", maxNodeCount=max(pool.get("nodeCount", 1), 4)
             )
-            edits["inline autoscales"] = lambda: self.pools[self.inline_index() or 0].__setitem__(
-                "maxNodeCount", 5
-            )
+            inline = self.pools[self.inline_index() or 0]
+            edits["inline autoscales"] = lambda: inline.update(maxNodeCount=5)
         else:
-            edits["reserved name"] = lambda: pool.__setitem__("name", "modelplane-system")
+            edits["reserved name"] = lambda: pool.update(name="modelplane-system")
         name = rng.choice(sorted(edits))
         edits[name]()
         return f"invalid edit: {name}"
