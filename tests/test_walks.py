@@ -532,6 +532,7 @@ class Walk(World):
             return "invalid edit: spec already invalid"
         pool = rng.choice(self.pools)
         field = "instanceType" if self.kind == CW else "size"
+        place = "zone" if self.kind == CW else "region"
 
         def gpu_without_gpu() -> None:
             pool["role"] = "GPU"
@@ -546,9 +547,7 @@ class Walk(World):
             "nodeCount=5000": lambda: pool.update(nodeCount=5000),
             "role=TPU": lambda: pool.update(role="TPU"),
             f"no {field}": lambda: pool.pop(field),
-            "empty place": lambda: self.xr["spec"].update(
-                {"zone" if self.kind == CW else "region": ""}
-            ),
+            "empty place": lambda: self.xr["spec"].update({place: ""}),
             "no pools": lambda: self.xr["spec"].update(nodePools=[]),
             "GPU without gpu": gpu_without_gpu,
             "min above max": lambda: pool.update(minNodeCount=9, maxNodeCount=3, nodeCount=3),
