@@ -403,13 +403,9 @@ class Walk(World):
         )
         if choice == "rotate":
             self.token = self.new_token()
-            choice = "ok"
-            event = "token rotated"
-        else:
-            event = f"credentials {choice}"
-        self.credentials = choice
+        self.credentials = "ok" if choice == "rotate" else choice
         self.sync_credentials()
-        return event
+        return "token rotated" if choice == "rotate" else f"credentials {choice}"
 
     def ev_autoscale(self) -> str:
 
