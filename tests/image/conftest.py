@@ -149,27 +149,40 @@ def run_image(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
+    function_pid: int | None = None
     try:
         until_listening(process, port, seconds=START_TIMEOUT)
-        pid = _namespace_child(process.pid)
-        assert pid is not None, "unshare has no child process"
+        function_pid = _namespace_child(process.pid)
+        assert function_pid is not None, "unshare has no child process"
         try:
-            yield Running(f"127.0.0.1:{port}", pid)
+            yield Running(f"127.0.0.1:{port}", function_pid)
         except BaseException as failed:
             # What the function logged is the one account of a refused call or a dropped
             # handshake from its side (the cold .ci/run of 1a183f1 saw only a handshake reset).
-            process.kill()
-            process.wait(timeout=STOP_TIMEOUT)
-            output = process.stdout.read().decode() if process.stdout else ""
-            failed.add_note(f"the function's output:\n{output}")
+            failed.add_note(f"the function's output:\n{_kill(process, function_pid)}")
             raise
         assert process.poll() is None, "the function died while serving"
         # unshare does not forward signals: stop the function itself, by its PID.
-        os.kill(pid, signal.SIGTERM)
-        code = process.wait(timeout=STOP_TIMEOUT)
-        output = process.stdout.read().decode() if process.stdout else ""
-        assert code == 0, f"the function exited {code} on SIGTERM:\n{output}"
+        os.kill(function_pid, signal.SIGTERM)
+        output, _ = process.communicate(timeout=STOP_TIMEOUT)
+        assert process.returncode == 0, (
+            f"the function exited {process.returncode} on SIGTERM:\n{output.decode()}"
+        )
     finally:
         if process.poll() is None:
-            process.kill()  # --kill-child takes the function with it
-            process.wait(timeout=STOP_TIMEOUT)
+            _kill(process, function_pid or _namespace_child(process.pid))
+
+
+def _kill(process: subprocess.Popen[bytes], function_pid: int | None) -> str:
+    """Kills the function and unshare; what the function printed.
+
+    The function by its own PID: chroot's setuid clears the parent-death signal that unshare's
+    --kill-child sets, so killing unshare alone leaves the function serving and holding the
+    output pipe open, and reading it would wait forever (the warm .ci/run of 05bf17d hung there
+    until CI's limit instead of reporting a failed test)."""
+    if function_pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(function_pid, signal.SIGKILL)
+    process.kill()
+    output, _ = process.communicate(timeout=STOP_TIMEOUT)
+    return output.decode()

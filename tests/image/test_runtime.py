@@ -15,7 +15,7 @@ from hack import render as render_script
 from harness.e2e.operability import Counted, SidePorts, counted, health_status, scrape
 from harness.example_sets import STAGES, example_sets
 from tests.image.conftest import CERTS_MOUNT, Image, run_image
-from tests.test_mtls import PKI, call, check_refused, check_served, mtls, write_pki
+from tests.test_mtls import PKI, check_refused, check_served, mtls, write_pki
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +44,10 @@ def test_serves_mtls_as_uid_2000_with_crossplanes_certificates(image: Image, pki
     env = {"TLS_SERVER_CERTS_DIR": CERTS_MOUNT, **ports.env()}
     with run_image(image, env=env, certs=pki.certs_dir) as running:
         assert process_ids(running.pid) == {"Uid": [2000] * 4, "Gid": [2000] * 4}
-        with mtls(running.address, pki, pki.client) as channel:
-            check_served(call(channel))
-        with mtls(running.address, pki, None) as channel:
-            check_refused(channel)
-        with mtls(running.address, pki, pki.untrusted_client) as channel:
-            check_refused(channel)
-        with grpc.insecure_channel(running.address) as channel:
-            check_refused(channel)
+        check_served(mtls(running.address, pki, pki.client))
+        check_refused(mtls(running.address, pki, None))
+        check_refused(mtls(running.address, pki, pki.untrusted_client))
+        check_refused(grpc.insecure_channel(running.address))
         with grpc.insecure_channel(f"127.0.0.1:{ports.health}") as channel:
             assert health_status(channel) == health_pb2.HealthCheckResponse.SERVING
         assert counted(scrape(ports)) == Counted(calls=1, memo_hits=0)
@@ -60,8 +56,7 @@ def test_serves_mtls_as_uid_2000_with_crossplanes_certificates(image: Image, pki
 def test_plaintext_only_with_insecure(image: Image) -> None:
     with run_image(image, "--insecure") as running:
         assert process_ids(running.pid)["Uid"] == [2000] * 4
-        with grpc.insecure_channel(running.address) as channel:
-            check_served(call(channel))
+        check_served(grpc.insecure_channel(running.address))
 
 
 def test_refuses_to_start_without_certificates_or_insecure(image: Image) -> None:
