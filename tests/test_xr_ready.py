@@ -16,8 +16,10 @@ from harness.fixtures import (
     ENDPOINT,
     World,
     civo_connection_secret,
+    civo_pool,
     civo_xr,
     conditions,
+    coreweave_pool,
     coreweave_xr,
     credentials_secret,
     desired,
@@ -35,10 +37,8 @@ AT_PROVIDER = {
     "civo-cluster": {"id": "5f0b-cluster", "apiEndpoint": "https://74.220.1.2:6443"},
 }
 # One pool each: what a pool adds to readiness is the lifecycle tests' subject, not this one's.
-COREWEAVE_POOLS = [
-    {"name": "cpu", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 2}
-]
-CIVO_POOLS = [{"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2}]
+COREWEAVE_POOLS = [coreweave_pool("cpu", "cd-gp-a192-genoa", 2)]
+CIVO_POOLS = [civo_pool("system", "g4s.kube.medium", 2)]
 WAIT_FOR_ACCESS = 5  # reconciles: more than either kind needs to converge
 
 

@@ -25,38 +25,18 @@ from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
 from harness.e2e.suite import Suite
 from harness.e2e.workload import KUBE_SYSTEM, helm_releases
 from harness.e2e.xr import COMPOSITE_LABEL, EXTERNAL_NAME, composed, external_name, reason
+from harness.fixtures import civo_pool
 from harness.pinned_chart import CHART_NAME, COMPOSITION, chart_archive, pinned_chart_version
 from tests import autoscaler_expected as expect
 
 XR_KIND = kinds.CIVO_CLUSTER_XR
 NAMESPACE = "ml-team"
 # Two autoscaled GPU pools and a fixed one, beside the inline system pool.
-POOLS: list[dict[str, Any]] = [
-    {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
-    {
-        "name": "l40s",
-        "role": "GPU",
-        "size": "an.g1.l40s.kube.x1",
-        "nodeCount": 1,
-        "maxNodeCount": 4,
-        "gpu": {"acceleratorType": "nvidia-l40s"},
-    },
-    {
-        "name": "h100",
-        "role": "GPU",
-        "size": "an.g1.h100.kube.x1",
-        "nodeCount": 2,
-        "minNodeCount": 2,
-        "maxNodeCount": 3,
-        "gpu": {"acceleratorType": "nvidia-h100"},
-    },
-    {
-        "name": "a100",
-        "role": "GPU",
-        "size": "g4g.kube.small",
-        "nodeCount": 1,
-        "gpu": {"acceleratorType": "nvidia-a100"},
-    },
+POOLS = [
+    civo_pool("system", "g4s.kube.medium", 2),
+    civo_pool("l40s", "an.g1.l40s.kube.x1", 1, "nvidia-l40s", maxNodeCount=4),
+    civo_pool("h100", "an.g1.h100.kube.x1", 2, "nvidia-h100", minNodeCount=2, maxNodeCount=3),
+    civo_pool("a100", "g4g.kube.small", 1, "nvidia-a100"),
 ]
 KUBERNETES_VERSION = "1.34.1-k3s1"
 CHART_VERSION = pinned_chart_version()
