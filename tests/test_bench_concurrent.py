@@ -1,6 +1,6 @@
 """The bench's concurrent phase times a converged fleet's calls (issue 31): each server first
-gets one untimed call per XR in the shape measured, because the other shape of the same XRs,
-measured just before, leaves the function's memo holding its own answers."""
+gets one untimed call per XR, as the serial phase's warm-up gives it, so no timed call is the
+first its memo sees of an XR."""
 
 from __future__ import annotations
 
@@ -13,29 +13,9 @@ from function import runner
 from function.memo.memo import MEMO_BYTES, Memo
 from hack.bench import measure
 from hack.bench.report import Loaded, fmt
-from hack.bench.scenarios import NOISY, build_scenarios, next_n
+from hack.bench.scenarios import build_scenarios, next_n
 
-SCENARIOS = build_scenarios(2)
-NOISY_COREWEAVE, BARE_COREWEAVE = (
-    next(s for s in SCENARIOS if s.kind == "CoreWeaveCluster" and (s.shape == NOISY) == noisy)
-    for noisy in (True, False)
-)
-
-
-def test_the_other_shape_of_an_xr_replaces_its_memo_entry() -> None:
-    memo = Memo(MEMO_BYTES)
-
-    def memo_outcome(request: bytes) -> str | None:
-        return runner.answer(fnv1.RunFunctionRequest.FromString(request), memo).memo
-
-    member = 1
-    noisy, bare = NOISY_COREWEAVE.template, BARE_COREWEAVE.template
-    memo_outcome(noisy.make(member, next_n()))
-    assert memo_outcome(noisy.make(member, next_n())) == "hit"
-    # The same XR (name, namespace, pass) in the other shape: one memo entry for both.
-    assert memo_outcome(bare.make(member, next_n())) == "miss"
-    assert memo_outcome(noisy.make(member, next_n())) == "miss"
-    assert memo_outcome(noisy.make(member, next_n())) == "hit"
+COREWEAVE = next(s for s in build_scenarios(2) if s.kind == "CoreWeaveCluster")
 
 
 class FakeServer:
@@ -48,19 +28,19 @@ class FakeServer:
         return self.answer
 
 
-def test_warm_calls_each_member_once_per_server_in_the_shape_measured() -> None:
+def test_warm_calls_each_member_once_per_server() -> None:
     answer = runner.answer(
-        fnv1.RunFunctionRequest.FromString(NOISY_COREWEAVE.template.make(0, next_n())),
+        fnv1.RunFunctionRequest.FromString(COREWEAVE.template.make(0, next_n())),
         Memo(MEMO_BYTES),
     ).wire
     servers: list[Any] = [FakeServer("function", answer), FakeServer("noop", b"")]
     stats = {s.name: measure.Stats() for s in servers}
-    measure.warm(servers, NOISY_COREWEAVE, 2, stats)
+    measure.warm(servers, COREWEAVE, 2, stats)
     for server in servers:
         assert [
             fnv1.RunFunctionRequest.FromString(r).observed.composite.resource["metadata"]["name"]
             for r in server.requests
-        ] == [NOISY_COREWEAVE.base.member(m).name for m in range(2)]
+        ] == [COREWEAVE.base.member(m).name for m in range(2)]
     # The function's answers are checked (the fake's answer is member 0's: converged, not FATAL).
     assert (stats["function"].errors, stats["function"].bad) == (0, 0)
 
@@ -78,5 +58,5 @@ def test_cpu_ratio_to_the_floor(function_cpu_s: float, noop_cpu_s: float, shown:
         "function": measure.Stats(cpu_s=function_cpu_s, calls=2),
         "noop": measure.Stats(cpu_s=noop_cpu_s, calls=2),
     }
-    loaded = Loaded(NOISY_COREWEAVE, fleet=2, callers=8, stats=stats)
+    loaded = Loaded(COREWEAVE, fleet=2, callers=8, stats=stats)
     assert fmt(loaded.cpu_ratio()) == shown

@@ -17,16 +17,12 @@ RESULTS = """# Benchmark results
 
 ### Serial latency by fleet size (client-side, gRPC unary over loopback)
 
-| XR               | request shape       | fleet | fn p50 ms | x no-op p50 / p99 | server CPU µs/call fn / no-op / replay | errors |
-|------------------|---------------------|-------|-----------|-------------------|----------------------------------------|--------|
-| CoreWeaveCluster | with metadata noise | 1     | 4.8       | 1.26 / 1.05       | 4475 / 3550 / 3688                     | 0      |
-| CoreWeaveCluster | bare                | 1     | 2.6       | 1.45 / 1.29       | 2350 / 1562 / 1737                     | 0      |
-| CivoCluster      | with metadata noise | 1     | 3.1       | 1.32 / 1.29       | 2862 / 2075 / 2138                     | 0      |
-| CivoCluster      | bare                | 1     | 2.7       | 1.37 / 1.18       | 2450 / 1738 / 1788                     | 0      |
-| CoreWeaveCluster | with metadata noise | 1024  | 4.2       | 1.09 / 0.99       | 3818 / 3564 / 3691                     | 0      |
-| CoreWeaveCluster | bare                | 1024  | 2.6       | 1.48 / 1.41       | 2334 / 1543 / 1660                     | 0      |
-| CivoCluster      | with metadata noise | 1024  | 2.8       | 1.34 / 1.02       | 2529 / 1865 / 1895                     | 0      |
-| CivoCluster      | bare                | 1024  | 2.2       | 1.40 / 1.20       | 2000 / 1400 / 1450                     | 0      |
+| XR               | fleet | fn p50 ms | x no-op p50 / p99 | server CPU µs/call fn / no-op | errors |
+|------------------|-------|-----------|-------------------|-------------------------------|--------|
+| CoreWeaveCluster | 1     | 4.8       | 1.26 / 1.05       | 4475 / 3550                   | 0      |
+| CivoCluster      | 1     | 3.1       | 1.32 / 1.29       | 2862 / 2075                   | 0      |
+| CoreWeaveCluster | 1024  | 4.2       | 1.09 / 0.99       | 3818 / 3564                   | 0      |
+| CivoCluster      | 1024  | 2.8       | 1.34 / 1.02       | 2529 / 1865                   | 0      |
 
 ### Memory by fleet size (VmHWM / VmRSS, read after each fleet size)
 
@@ -38,38 +34,28 @@ RESULTS = """# Benchmark results
 
 ### Whole converged reconciles through the requirements loop (fleet of 1024)
 
-| XR                                                           | calls per reconcile (mean) | function CPU µs per reconcile |
-|--------------------------------------------------------------|----------------------------|-------------------------------|
-| CoreWeaveCluster (with metadata noise), Crossplane v2.1-v2.3 | 2.00                       | 6367                          |
-| CoreWeaveCluster (with metadata noise), Crossplane v2.4      | 1.00                       | 3500                          |
-| CoreWeaveCluster (bare), Crossplane v2.1-v2.3                | 2.00                       | 4100                          |
-| CoreWeaveCluster (bare), Crossplane v2.4                     | 1.00                       | 2267                          |
-| CivoCluster (with metadata noise), Crossplane v2.1-v2.3      | 1.00                       | 2333                          |
-| CivoCluster (with metadata noise), Crossplane v2.4           | 1.00                       | 2200                          |
-| CivoCluster (bare), Crossplane v2.1-v2.3                     | 1.00                       | 1900                          |
-| CivoCluster (bare), Crossplane v2.4                          | 1.00                       | 1933                          |
+| XR                                     | calls per reconcile (mean) | function CPU µs per reconcile |
+|----------------------------------------|----------------------------|-------------------------------|
+| CoreWeaveCluster, Crossplane v2.1-v2.3 | 2.00                       | 6367                          |
+| CoreWeaveCluster, Crossplane v2.4      | 1.00                       | 3500                          |
+| CivoCluster, Crossplane v2.1-v2.3      | 1.00                       | 2333                          |
+| CivoCluster, Crossplane v2.4           | 1.00                       | 2200                          |
 
 ### Concurrent callers (8,32 callers sharing one channel per server; fleets of 32, 1024; 3 s per server per XR, after one untimed call per XR)
 
-| XR                                     | fleet | callers | server      | calls/s | errors | p50 ms | p99 ms | server CPU µs/call | x no-op CPU | x serial CPU | memo hits / calls | calls |
-|----------------------------------------|-------|---------|-------------|---------|--------|--------|--------|--------------------|-------------|--------------|-------------------|-------|
-| CoreWeaveCluster (with metadata noise) | 32    | 8       | function    | 441     | 0      | 16.94  | 33.78  | 2040               | 0.97        | 0.93         |                   | 1338  |
-| CoreWeaveCluster (with metadata noise) | 32    | 8       | no-op floor | 431     | 0      | 17.08  | 39.28  | 2105               | 1.00        | 0.94         |                   | 1311  |
-| CoreWeaveCluster (with metadata noise) | 1024  | 32      | function    | 300     | 0      | 20.00  | 41.50  | 3200               | 1.04        | 0.84         |                   | 900   |
-| CoreWeaveCluster (with metadata noise) | 1024  | 32      | no-op floor | 311     | 0      | 24.82  | 37.04  | 3082               | 1.00        | 0.87         |                   | 954   |
-| CivoCluster (with metadata noise)      | 1024  | 32      | function    | 600     | 0      | 9.00   | 20.40  | 1500               | 1.18        | 0.59         |                   | 1800  |
-| CivoCluster (with metadata noise)      | 1024  | 32      | no-op floor | 724     | 0      | 9.95   | 21.19  | 1269               | 1.00        | 0.68         |                   | 2207  |
-| CoreWeaveCluster (repeated)            | 1024  | 32      | function    | 310     | 0      | 19.40  | 40.10  | 3150               | 1.05        | 0.83         |                   | 930   |
-| CoreWeaveCluster (repeated)            | 1024  | 32      | no-op floor | 320     | 0      | 24.10  | 36.50  | 3000               | 1.00        | 0.85         |                   | 960   |
-| CivoCluster (repeated)                 | 1024  | 32      | function    | 610     | 0      | 8.90   | 20.10  | 1450               | 1.16        | 0.58         |                   | 1830  |
-| CivoCluster (repeated)                 | 1024  | 32      | no-op floor | 730     | 0      | 9.90   | 21.00  | 1250               | 1.00        | 0.67         |                   | 2190  |
+| XR               | fleet | callers | server      | calls/s | errors | p50 ms | p99 ms | server CPU µs/call | x no-op CPU | x serial CPU | memo hits / calls | calls |
+|------------------|-------|---------|-------------|---------|--------|--------|--------|--------------------|-------------|--------------|-------------------|-------|
+| CoreWeaveCluster | 32    | 8       | function    | 441     | 0      | 16.94  | 33.78  | 2040               | 0.97        | 0.93         | 1338 / 1338       | 1338  |
+| CoreWeaveCluster | 32    | 8       | no-op floor | 431     | 0      | 17.08  | 39.28  | 2105               | 1.00        | 0.94         |                   | 1311  |
+| CoreWeaveCluster | 1024  | 32      | function    | 300     | 0      | 20.00  | 41.50  | 3200               | 1.04        | 0.84         | 900 / 900         | 900   |
+| CoreWeaveCluster | 1024  | 32      | no-op floor | 311     | 0      | 24.82  | 37.04  | 3082               | 1.00        | 0.87         |                   | 954   |
+| CivoCluster      | 1024  | 32      | function    | 600     | 0      | 9.00   | 20.40  | 1500               | 1.18        | 0.59         | 1800 / 1800       | 1800  |
+| CivoCluster      | 1024  | 32      | no-op floor | 724     | 0      | 9.95   | 21.19  | 1269               | 1.00        | 0.68         |                   | 2207  |
 
-### Requests
+### Requests (as Crossplane sends them, with metadata noise)
 
-- CoreWeaveCluster (with metadata noise): 8 pools, 22 desired resources, request 175.8 KiB
-- CoreWeaveCluster (bare): 8 pools, 22 desired resources, request 42.2 KiB
-- CivoCluster (with metadata noise): 8 pools, 14 desired resources, request 66.3 KiB
-- CivoCluster (bare): 8 pools, 14 desired resources, request 19.3 KiB
+- CoreWeaveCluster: 8 pools, 22 desired resources, request 175.8 KiB
+- CivoCluster: 8 pools, 14 desired resources, request 66.3 KiB
 """
 
 
@@ -86,8 +72,8 @@ def test_the_sizing_rests_on_the_concurrent_cpu_per_call() -> None:
     # 1e6 / 3200 µs = 312 calls/s per core; x 60 / 1 call x 0.5 = 9 375, to the hundred.
     assert prose(sizing) == (
         "- **One replica** is one Python process composing on one core. Under 32 concurrent "
-        "callers over a fleet of 1024 XRs, a converged call cost it 3200 µs of CPU (CoreWeave, "
-        "with noise) and 1500 µs (Civo) on the bench machine "
+        "callers over a fleet of 1024 XRs, a converged call cost it 3200 µs of CPU (CoreWeave) "
+        "and 1500 µs (Civo) on the bench machine "
         "([`bench/results.md`](../bench/results.md), 2026-12-03): one core answers at most 312 "
         "and 667 calls/s. (The bench measured 300 and 600 calls/s: its callers share the "
         "machine's two cores.) "
@@ -110,20 +96,16 @@ def test_the_sizing_rests_on_the_concurrent_cpu_per_call() -> None:
     )
 
 
-def test_the_performance_table_has_a_row_per_shape() -> None:
+def test_the_performance_table_has_a_row_per_kind() -> None:
     assert docs.performance_table(docs.parse(RESULTS)).splitlines() == [
         "| converged 8-pool XR | p50 vs no-op floor at 1 / 1024 XRs | calls per reconcile: "
         "before v2.4 / v2.4 | function CPU per reconcile on v2.4 | 32 callers, 1024 XRs: calls/s, "
         "p99, server CPU per call (x no-op floor) |",
         "|---|---|---|---|---|",
-        "| CoreWeaveCluster, with noise (175.8 KiB, 22 objects) | 1.26 / 1.09\u00d7 | 2 / 1 "
+        "| CoreWeaveCluster (175.8 KiB, 22 objects) | 1.26 / 1.09\u00d7 | 2 / 1 "
         "| 3.5 ms | 300 calls/s, p99 42 ms, 3.2 ms (1.0\u00d7) |",
-        "| CoreWeaveCluster, bare (42.2 KiB, 22 objects) | 1.45 / 1.48\u00d7 | 2 / 1 | 2.3 ms "
-        "| \u2013 |",
-        "| CivoCluster, with noise (66.3 KiB, 14 objects) | 1.32 / 1.34\u00d7 | 1 / 1 | 2.2 ms "
+        "| CivoCluster (66.3 KiB, 14 objects) | 1.32 / 1.34\u00d7 | 1 / 1 | 2.2 ms "
         "| 600 calls/s, p99 20 ms, 1.5 ms (1.2\u00d7) |",
-        "| CivoCluster, bare (19.3 KiB, 14 objects) | 1.37 / 1.40\u00d7 | 1 / 1 | 1.9 ms "
-        "| \u2013 |",
         "",
         "From [`bench/results.md`](../bench/results.md) of 2026-12-03. Peak RSS after 1024 XRs "
         "of each kind: 79.2 MB, 127.2 MB once the concurrent callers ran (every request in flight "
@@ -133,30 +115,10 @@ def test_the_performance_table_has_a_row_per_shape() -> None:
 
 def test_the_concurrency_sentence_compares_with_the_floor_and_serial_cost() -> None:
     assert prose(docs.concurrency_sentence(docs.parse(RESULTS))) == (
-        "Under 32 concurrent callers a noisy CoreWeave call cost the function 3.2 ms of server "
+        "Under 32 concurrent callers a converged CoreWeave call cost the function 3.2 ms of server "
         "CPU, 1.0 times the no-op floor's (3.1 ms) and 0.8 times its own serial CPU (3.8 ms) "
         "([`bench/results.md`](../bench/results.md), 2026-12-03); "
         "[the sizing](operations.md#sizing) uses the concurrent figures."
-    )
-
-
-def test_the_repeats_sentence_sets_an_idle_xrs_poll_beside_the_floor_and_a_distinct_call() -> None:
-    assert prose(docs.repeats_sentence(docs.parse(RESULTS))) == (
-        "Under 32 concurrent callers over 1024 idle XRs, a repeated request cost the function "
-        "CoreWeave 3.1 ms of server CPU (1.05 times the no-op floor's 3.0 ms, 0.98 times a "
-        "distinct noisy call's) and Civo 1.4 ms of server CPU (1.16 times the no-op floor's "
-        "1.2 ms, 0.97 times a distinct noisy call's) "
-        "([`bench/results.md`](../bench/results.md), 2026-12-03)."
-    )
-
-
-def test_results_without_repeats_are_refused() -> None:
-    results = RESULTS.replace("(repeated)", "(again)")
-    with pytest.raises(ValueError) as error:
-        docs.repeats_sentence(docs.parse(results))
-    assert str(error.value) == (
-        "bench/results.md has no concurrent row for CoreWeaveCluster (repeated) at 1024 XRs "
-        "and 32 callers"
     )
 
 

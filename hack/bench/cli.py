@@ -16,32 +16,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from crossplane.function import logging as fnlogging
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench import docs, measure, report, scenarios
-from hack.bench.scenarios import NOISY, REPEATED, Scenario, check_response, next_n
+from hack.bench.scenarios import Scenario, check_response, next_n
 from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper, scrape
-from hack.bench.servers import (
-    CONTROL,
-    MEASURED,
-    METERED,
-    SERIAL,
-    Server,
-    function_argv,
-    metered_argv,
-    noop_argv,
-    replay_argv,
-)
+from hack.bench.servers import ROLES, Server, function_argv, noop_argv
 from harness.fixtures import desired, free_port
 
 QUICK_ENV = "BENCH_QUICK"
 # The run's sizes: each flag's default (its type parses the flag) and help.
 OPTIONS: dict[str, tuple[str | int | float, str]] = {
     "--fleets": ("1,32,256,1024", "fleet sizes: distinct XRs of each kind, called round-robin"),
-    "--calls": (800, "serial calls per server per kind, shape and fleet"),
+    "--calls": (800, "serial calls per server per kind and fleet"),
     "--warmup": (100, "warm-up calls per server"),
-    "--reconciles": (300, "whole reconciles per kind and shape"),
+    "--reconciles": (300, "whole reconciles per kind"),
     "--concurrency": (
         "8,32",
         "concurrent callers: each number is measured in turn, comma-separated",
@@ -52,7 +41,6 @@ OPTIONS: dict[str, tuple[str | int | float, str]] = {
     ),
     "--duration": (3.0, "seconds of concurrent load per server per XR"),
     "--rounds": (3, "alternating slices of the concurrent load"),
-    "--inproc": (2000, "in-process calls per XR"),
 }
 
 
@@ -69,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.quick:
         args.fleets, args.concurrent_fleets = "1,256", "256"
         args.calls, args.warmup, args.reconciles = 200, 20, 50
-        args.duration, args.rounds, args.inproc = 1.0, 1, 200
+        args.duration, args.rounds = 1.0, 1
     args.fleet_sizes = sorted({int(f) for f in args.fleets.split(",")})
     args.callers = sorted({int(c) for c in args.concurrency.split(",")})
     # Every member of a concurrent fleet is built: the serial phase's largest fleet bounds it.
@@ -79,30 +67,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def record_responses(function: Server, built: list[Scenario], tmp: Path) -> dict[str, Path]:
-    """The function's own answers, for the replay floor; checked once against in-process."""
-    recorded = {}
+def check_served(function: Server, built: list[Scenario]) -> None:
+    """The served function answers as the function does in-process."""
     for sc in built:
-        blob = function.invoke(sc.template.make(0, next_n()))
-        rsp = fnv1.RunFunctionResponse.FromString(blob)
+        rsp = fnv1.RunFunctionResponse.FromString(function.invoke(sc.template.make(0, next_n())))
         check_response(sc, rsp, "function over gRPC")
         local = scenarios.runner_response(
             fnv1.RunFunctionRequest.FromString(sc.template.make(0, next_n()))
         )
         if desired(rsp) != desired(local):
             raise SystemExit(f"bench: {sc.label}: the served function composes something else")
-        if sc.shape == NOISY:
-            recorded[sc.kind] = tmp / f"replay-{sc.kind}.bin"
-            recorded[sc.kind].write_bytes(blob)
-    return recorded
 
 
-def start_metered(tmp: Path) -> tuple[Server, int]:
+def start_function(tmp: Path) -> tuple[Server, int]:
     """The function with metrics on, started, and the port it serves them on."""
     port, metrics_port = free_port(), free_port()
     while metrics_port == port:  # two free ports, not one twice
         metrics_port = free_port()
-    server = Server(METERED, metered_argv(metrics_port)(port), port, tmp / "metered.log")
+    server = Server("function", function_argv(port, metrics_port), port, tmp / "fn.log")
     server.start()
     return server, metrics_port
 
@@ -122,7 +104,6 @@ def main(argv: list[str] | None = None) -> int:
             f"  {sc.label}: {sc.pools} pools, {sc.expected} desired, "
             f"request {len(sc.template.blob) / 1024:.1f} KiB"
         )
-    noisy = [sc for sc in built if sc.shape == NOISY]
     cells: list[report.Cell] = []
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = {}
     memory_loaded: dict[str, tuple[float, float]] = {}
@@ -134,23 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         started: dict[str, Server] = {}
         scraper: Scraper | None = None
         try:
+            started["function"], metrics_port = start_function(tmp)
+            check_served(started["function"], built)
             port = free_port()
-            started["function"] = Server("function", function_argv(port), port, tmp / "fn.log")
-            started["function"].start()
-            recorded = record_responses(started["function"], built, tmp)
-            for role, argv_for in (
-                ("noop", noop_argv),
-                ("replay", replay_argv(recorded)),
-                (CONTROL, function_argv),
-            ):
-                port = free_port()
-                started[role] = Server(role, argv_for(port), port, tmp / f"{role}.log")
-                started[role].start()
-            started[METERED], metrics_port = start_metered(tmp)
-            servers = [started[r] for r in MEASURED]
-            serial_servers = [started[r] for r in SERIAL]
+            started["noop"] = Server("noop", noop_argv(port), port, tmp / "noop.log")
+            started["noop"].start()
+            servers = [started[r] for r in ROLES]
             # From the first measured call to the last, as Prometheus would scrape a pod.
-            scraper = Scraper(started[METERED], metrics_port)
+            scraper = Scraper(started["function"], metrics_port)
             scraper.start()
             for fleet in fleets:
                 for sc in built:
@@ -160,20 +132,18 @@ def main(argv: list[str] | None = None) -> int:
                         f"after {warmup} warm-up ...",
                         flush=True,
                     )
-                    stats = measure.serial(serial_servers, sc, fleet, calls, warmup)
+                    stats = measure.serial(servers, sc, fleet, calls, warmup)
                     cells.append(report.Cell(sc, fleet, stats))
-                memory_by_fleet[fleet] = {r: started[r].memory() for r in MEASURED}
-            # A repeated request is one pass of an idle XR's loop, already measured above; a
-            # reconcile's passes carry distinct requests.
-            for sc in (sc for sc in built if sc.shape != REPEATED):
+                memory_by_fleet[fleet] = {r: started[r].memory() for r in ROLES}
+            for sc in built:
                 for loop in measure.LOOPS:
                     print(f"reconciles: {sc.label}, {loop}, {args.reconciles} ...", flush=True)
                     reconciles[f"{sc.label}, {loop}"] = measure.reconciles(
                         started["function"], sc, largest, args.reconciles, loop
                     )
-            # The metered function says how many of its loaded calls its memo answered: a
-            # converged fleet's calls all should be.
-            memo = {METERED: lambda: scrape(started[METERED], metrics_port).memo}
+            # The function says how many of its loaded calls its memo answered: a converged
+            # fleet's calls all should be.
+            memo = {"function": lambda: scrape(started["function"], metrics_port).memo}
             for fleet in args.concurrent_fleet_sizes:
                 for sc in built:
                     print(
@@ -194,19 +164,13 @@ def main(argv: list[str] | None = None) -> int:
                         warmup = {s.name: measure.Stats() for s in servers}
                         concurrent.append(report.Loaded(sc, fleet, callers, stats))
             # Apart from the fleet's: 32 callers hold 32 requests in flight in every server.
-            memory_loaded = {r: started[r].memory() for r in MEASURED}
+            memory_loaded = {r: started[r].memory() for r in ROLES}
             audit = scraper.finish()
         finally:
             if scraper is not None:
                 scraper.stop()
             for server in started.values():
                 server.stop()
-    print(f"in-process: {args.inproc} calls per XR ...", flush=True)
-    # As the served function runs: debug is filtered.
-    fnlogging.configure(level=fnlogging.Level.INFO)
-    inproc = {
-        sc.label: measure.in_process(sc, args.inproc, max(20, args.inproc // 10)) for sc in noisy
-    }
     load["end"] = os.getloadavg()
     result = report.Report(
         args=args,
@@ -220,7 +184,6 @@ def main(argv: list[str] | None = None) -> int:
         concurrent=concurrent,
         reconciles=reconciles,
         reconcile_fleet=largest,
-        inproc=inproc,
         audit=audit,
         duration_s=time.perf_counter() - began,
     )
@@ -239,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         if record.errors or record.bad
     )
     # A miscount is a wrong answer too, from the metrics endpoint.
-    failures.extend(f"{METERED} function's metrics: {problem}" for problem in audit.problems())
+    failures.extend(f"the function's metrics: {problem}" for problem in audit.problems())
     print()
     print(f"Machine: {result.machine_line()}\nLoad: {result.load_line()}\n")
     print(result.tables())

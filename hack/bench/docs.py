@@ -23,16 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results.md"
 PERFORMANCE = ROOT / "docs" / "performance.md"
 OPERATIONS = ROOT / "docs" / "operations.md"
-# The request shapes, as the bench labels them, in the order the docs list them.
-SHAPES = (
-    ("CoreWeaveCluster", "with metadata noise"),
-    ("CoreWeaveCluster", "bare"),
-    ("CivoCluster", "with metadata noise"),
-    ("CivoCluster", "bare"),
-)
-NOISY = "with metadata noise"
-# An idle XR's poll: the noisy request again, same content, in another wire order.
-REPEATED = "repeated"
+# The XR kinds, as the bench labels them, in the order the docs list them.
+KINDS = ("CoreWeaveCluster", "CivoCluster")
 # Crossplane's poll: a converged XR is reconciled about once a minute (docs/operations.md).
 RECONCILES_PER_MINUTE = 1
 # Half a replica's capacity is planned for: headroom for change-driven reconciles, rollouts and
@@ -92,19 +84,18 @@ class Figures:
     """What the docs quote, read from one bench/results.md."""
 
     date: str
-    # Serial: (kind, shape) -> fleet -> function p50 / no-op p50.
-    serial_ratio: dict[tuple[str, str], dict[int, str]]
-    # (kind, shape) -> function server CPU µs per call, serial, at the largest fleet.
-    serial_cpu: dict[tuple[str, str], int]
-    # (kind, shape) -> (calls per reconcile before v2.4, on v2.4, function CPU µs per reconcile
-    # on v2.4).
-    reconciles: dict[tuple[str, str], tuple[str, str, int]]
-    # Concurrent: the callers, the fleet, and (kind, shape) -> server -> row.
+    # Serial: kind -> fleet -> function p50 / no-op p50.
+    serial_ratio: dict[str, dict[int, str]]
+    # kind -> function server CPU µs per call, serial, at the largest fleet.
+    serial_cpu: dict[str, int]
+    # kind -> (calls per reconcile before v2.4, on v2.4, function CPU µs per reconcile on v2.4).
+    reconciles: dict[str, tuple[str, str, int]]
+    # Concurrent: the callers, the fleet, and kind -> server -> row.
     callers: int
     concurrent_fleet: int
-    concurrent: dict[tuple[str, str], dict[str, dict[str, str]]]
-    # (kind, shape) -> "22 objects, 175.8 KiB".
-    requests: dict[tuple[str, str], tuple[int, str]]
+    concurrent: dict[str, dict[str, dict[str, str]]]
+    # kind -> (22, "175.8 KiB"): desired objects and request size.
+    requests: dict[str, tuple[int, str]]
     peak_rss_mb: str
     peak_rss_fleet: int
     # The peak once the concurrent load ran (every request in flight held at once), if measured.
@@ -117,25 +108,21 @@ def parse(markdown: str) -> Figures:
         raise ValueError("bench/results.md has no '- Date:' line")
     all_tables = tables(markdown)
     serial = _table(all_tables, "Serial latency by fleet size")
-    serial_ratio: dict[tuple[str, str], dict[int, str]] = {}
-    serial_cpu: dict[tuple[str, str], int] = {}
+    serial_ratio: dict[str, dict[int, str]] = {}
+    serial_cpu: dict[str, int] = {}
     for row in serial.rows:
-        xr_shape = (row["XR"], row["request shape"])
-        fleet = int(row["fleet"])
-        serial_ratio.setdefault(xr_shape, {})[fleet] = (
-            row["x no-op p50 / p99"].split("/")[0].strip()
-        )
-        if fleet == max(serial_ratio[xr_shape]):
-            serial_cpu[xr_shape] = int(row["server CPU µs/call fn / no-op / replay"].split("/")[0])
+        kind, fleet = row["XR"], int(row["fleet"])
+        serial_ratio.setdefault(kind, {})[fleet] = row["x no-op p50 / p99"].split("/")[0].strip()
+        if fleet == max(serial_ratio[kind]):
+            serial_cpu[kind] = int(row["server CPU µs/call fn / no-op"].split("/")[0])
     loops = _table(all_tables, "Whole converged reconciles")
-    reconciles: dict[tuple[str, str], tuple[str, str, int]] = {}
-    for kind, shape in SHAPES:
-        label = f"{kind} ({shape})"
+    reconciles: dict[str, tuple[str, str, int]] = {}
+    for kind in KINDS:
         by_engine = {
-            r["XR"].removeprefix(f"{label}, "): r for r in loops.rows if r["XR"].startswith(label)
+            r["XR"].removeprefix(f"{kind}, "): r for r in loops.rows if r["XR"].startswith(kind)
         }
         older, newer = by_engine["Crossplane v2.1-v2.3"], by_engine["Crossplane v2.4"]
-        reconciles[(kind, shape)] = (
+        reconciles[kind] = (
             _calls(older["calls per reconcile (mean)"]),
             _calls(newer["calls per reconcile (mean)"]),
             int(newer["function CPU µs per reconcile"]),
@@ -145,19 +132,18 @@ def parse(markdown: str) -> Figures:
     # many reconcile workers).
     fleet = max(int(r["fleet"]) for r in loaded.rows)
     callers = max(int(r["callers"]) for r in loaded.rows)
-    concurrent: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    concurrent: dict[str, dict[str, dict[str, str]]] = {}
     for row in loaded.rows:
         if (int(row["fleet"]), int(row["callers"])) != (fleet, callers):
             continue
-        kind, _, shape = row["XR"].partition(" (")
-        concurrent.setdefault((kind, shape.rstrip(")")), {})[row["server"]] = row
+        concurrent.setdefault(row["XR"], {})[row["server"]] = row
     requests = {}
     for match in re.finditer(
-        r"^- (\w+) \(([^)]+)\): \d+ pools, (\d+) desired resources, request ([\d.]+ KiB)",
+        r"^- (\w+): \d+ pools, (\d+) desired resources, request ([\d.]+ KiB)",
         markdown,
         flags=re.M,
     ):
-        requests[(match.group(1), match.group(2))] = (int(match.group(3)), match.group(4))
+        requests[match.group(1)] = (int(match.group(2)), match.group(3))
     memory = _table(all_tables, "Memory by fleet size")
     # Its rows after each fleet size; a row after the concurrent load is the load's, not the
     # fleet's.
@@ -200,12 +186,11 @@ def performance_table(figures: Figures) -> str:
         "server CPU per call (x no-op floor) |",
         "|---|---|---|---|---|",
     ]
-    for shape in SHAPES:
-        kind, label = shape
-        objects, size = figures.requests[shape]
-        ratios = " / ".join(figures.serial_ratio[shape][f] for f in fleets)
-        older, newer, cpu = figures.reconciles[shape]
-        loaded = figures.concurrent.get(shape)
+    for kind in KINDS:
+        objects, size = figures.requests[kind]
+        ratios = " / ".join(figures.serial_ratio[kind][f] for f in fleets)
+        older, newer, cpu = figures.reconciles[kind]
+        loaded = figures.concurrent.get(kind)
         under_load = ""
         if loaded:
             function, floor = loaded["function"], loaded["no-op floor"]
@@ -214,9 +199,8 @@ def performance_table(figures: Figures) -> str:
                 f"{function['calls/s']} calls/s, p99 {float(function['p99 ms']):.0f} ms, "
                 f"{int(function['server CPU µs/call']) / 1000:.1f} ms ({cost:.1f}{TIMES})"
             )
-        name = f"{kind}, bare" if label == "bare" else f"{kind}, with noise"
         lines.append(
-            f"| {name} ({size}, {objects} objects) | {ratios}{TIMES} | {older} / {newer} "
+            f"| {kind} ({size}, {objects} objects) | {ratios}{TIMES} | {older} / {newer} "
             f"| {cpu / 1000:.1f} ms | {under_load or DASH} |"
         )
     lines.append("")
@@ -246,13 +230,12 @@ def _wrapped(paragraph: str, bullet: bool = False) -> str:
 
 
 def concurrency_sentence(figures: Figures) -> str:
-    shape = ("CoreWeaveCluster", NOISY)
-    loaded = figures.concurrent[shape]
+    loaded = figures.concurrent["CoreWeaveCluster"]
     function = int(loaded["function"]["server CPU µs/call"])
     floor = int(loaded["no-op floor"]["server CPU µs/call"])
-    serial = figures.serial_cpu[shape]
+    serial = figures.serial_cpu["CoreWeaveCluster"]
     return _wrapped(
-        f"Under {figures.callers} concurrent callers a noisy CoreWeave call cost the function "
+        f"Under {figures.callers} concurrent callers a converged CoreWeave call cost the function "
         f"{function / 1000:.1f} ms of server CPU, {function / floor:.1f} times the no-op "
         f"floor's ({floor / 1000:.1f} ms) and {function / serial:.1f} times its own serial CPU "
         f"({serial / 1000:.1f} ms) ([`bench/results.md`](../bench/results.md), {figures.date}); "
@@ -260,39 +243,14 @@ def concurrency_sentence(figures: Figures) -> str:
     )
 
 
-def repeats_sentence(figures: Figures) -> str:
-    """What an idle XR's repeated request cost under the heaviest load, beside a distinct one."""
-    parts = []
-    for kind, name in (("CoreWeaveCluster", "CoreWeave"), ("CivoCluster", "Civo")):
-        repeated = figures.concurrent.get((kind, REPEATED))
-        if repeated is None:
-            raise ValueError(
-                f"bench/results.md has no concurrent row for {kind} ({REPEATED}) at "
-                f"{figures.concurrent_fleet} XRs and {figures.callers} callers"
-            )
-        cost = int(repeated["function"]["server CPU µs/call"])
-        floor = int(repeated["no-op floor"]["server CPU µs/call"])
-        distinct = int(figures.concurrent[(kind, NOISY)]["function"]["server CPU µs/call"])
-        parts.append(
-            f"{name} {cost / 1000:.1f} ms of server CPU ({cost / floor:.2f} times the no-op "
-            f"floor's {floor / 1000:.1f} ms, {cost / distinct:.2f} times a distinct noisy call's)"
-        )
-    return _wrapped(
-        f"Under {figures.callers} concurrent callers over {figures.concurrent_fleet} idle XRs, "
-        "a repeated request cost the function "
-        + " and ".join(parts)
-        + f" ([`bench/results.md`](../bench/results.md), {figures.date})."
-    )
-
-
 def sizing(figures: Figures) -> str:
-    coreweave = figures.concurrent[("CoreWeaveCluster", NOISY)]["function"]
-    civo = figures.concurrent[("CivoCluster", NOISY)]["function"]
+    coreweave = figures.concurrent["CoreWeaveCluster"]["function"]
+    civo = figures.concurrent["CivoCluster"]["function"]
     cw_cpu, civo_cpu = int(coreweave["server CPU µs/call"]), int(civo["server CPU µs/call"])
     cw_capacity = MICROSECONDS_PER_CORE_SECOND / cw_cpu
     civo_capacity = MICROSECONDS_PER_CORE_SECOND / civo_cpu
-    cw_older, cw_newer, _ = figures.reconciles[("CoreWeaveCluster", NOISY)]
-    _, civo_newer, _ = figures.reconciles[("CivoCluster", NOISY)]
+    cw_older, cw_newer, _ = figures.reconciles["CoreWeaveCluster"]
+    _, civo_newer, _ = figures.reconciles["CivoCluster"]
     per_minute = 60 * RECONCILES_PER_MINUTE
 
     def fleet(capacity: float, calls: str) -> str:
@@ -301,7 +259,7 @@ def sizing(figures: Figures) -> str:
     bullets = [
         "- **One replica** is one Python process composing on one core. Under "
         f"{figures.callers} concurrent callers over a fleet of {figures.concurrent_fleet} "
-        f"XRs, a converged call cost it {cw_cpu} µs of CPU (CoreWeave, with noise) and "
+        f"XRs, a converged call cost it {cw_cpu} µs of CPU (CoreWeave) and "
         f"{civo_cpu} µs (Civo) on the bench machine "
         f"([`bench/results.md`](../bench/results.md), {figures.date}): one core answers at "
         f"most {cw_capacity:.0f} and {civo_capacity:.0f} calls/s. (The bench measured "
@@ -333,7 +291,6 @@ def sizing(figures: Figures) -> str:
 BLOCKS = {
     "performance-table": (PERFORMANCE, performance_table),
     "concurrency": (PERFORMANCE, concurrency_sentence),
-    "repeats": (PERFORMANCE, repeats_sentence),
     "sizing": (OPERATIONS, sizing),
 }
 

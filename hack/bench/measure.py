@@ -1,5 +1,5 @@
-"""Measurements: latency, throughput, server CPU per call, memory, the servicer's cost with
-metrics on and off in-process, and whole reconciles through Crossplane's requirements loop.
+"""Measurements: latency, throughput, server CPU per call, and whole reconciles through
+Crossplane's requirements loop.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from typing import Any
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
-from function import runner
-from function.metrics import Metrics
 from hack.bench.scenarios import Scenario, check_response, next_n
 from hack.bench.servers import FUNCTIONS, Server
 
@@ -92,10 +90,9 @@ def serial(
 
 def warm(servers: list[Server], scenario: Scenario, fleet: int, stats: dict[str, Stats]) -> None:
     """One untimed call per member of a fleet of `fleet` XRs to each server, as the serial phase
-    warms: a converged XR was answered before, with a request of its own shape. Without it a
-    server's first call for a member is measured too; the function's memo keeps one entry per XR
-    and pass, which the other request shape of the same XRs, measured just before, replaced, so
-    those calls compose afresh (issue 31: every call of a 3 s window over 1 024 XRs did)."""
+    warms: a converged XR was answered before. Without it a server's first call for a member is
+    measured too, and composes afresh whenever the memo no longer holds that member's answer
+    (issue 31: every call of a 3 s window over 1 024 XRs did)."""
     for server in servers:
         record = stats[server.name]
         for member in range(fleet):
@@ -171,55 +168,6 @@ def concurrent(
         (hits, misses), (hits0, misses0) = read(), memo_before[name]
         stats[name].memo = (round(hits - hits0), round(misses - misses0))
     return stats
-
-
-@dataclasses.dataclass
-class InProcess:
-    """The servicer coroutine's median µs per call without gRPC, metrics off and on."""
-
-    servicer: float
-    servicer_metered: float
-
-
-def median_us(samples: list[int]) -> float:
-    return statistics.median(samples) / 1e3
-
-
-def drive(servicer: runner.FunctionRunner, req: fnv1.RunFunctionRequest) -> tuple[int, bytes]:
-    """The whole coroutine as the gRPC server runs it (memo, to, and the bytes sent), driven by
-    hand so no event loop cost is added: (nanoseconds, the bytes)."""
-    start = time.perf_counter_ns()
-    coroutine = servicer.run_function_wire(req, None)
-    try:
-        coroutine.send(None)
-    except StopIteration as stop:
-        wire: bytes = stop.value
-    else:
-        raise SystemExit("bench: the servicer coroutine awaited something")
-    return time.perf_counter_ns() - start, wire
-
-
-def in_process(scenario: Scenario, iterations: int, warmup: int) -> InProcess:
-    """The servicer's whole coroutine without gRPC, metrics off and on (median µs)."""
-    plain, metered = runner.FunctionRunner(), runner.FunctionRunner(metrics=Metrics())
-    plain_ns: list[int] = []
-    metered_ns: list[int] = []
-    for i in range(warmup + iterations):
-        data = scenario.template.make(0, next_n())
-        # Each on a fresh decode, taking turns at going first so neither gets the warmer caches.
-        plain_req, metered_req = (fnv1.RunFunctionRequest.FromString(data) for _ in range(2))
-        if i % 2:
-            plain_took, wire = drive(plain, plain_req)
-            metered_took, metered_wire = drive(metered, metered_req)
-        else:
-            metered_took, metered_wire = drive(metered, metered_req)
-            plain_took, wire = drive(plain, plain_req)
-        if not function_response_ok(scenario, wire) or metered_wire != wire:
-            raise SystemExit(f"bench: {scenario.label}: in-process call {i} went wrong")
-        if i >= warmup:
-            plain_ns.append(plain_took)
-            metered_ns.append(metered_took)
-    return InProcess(median_us(plain_ns), median_us(metered_ns))
 
 
 # Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)

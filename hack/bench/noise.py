@@ -2,8 +2,8 @@
 
 The function reads a handful of fields of each observed object; everything here is what it must
 skip over (uid, resourceVersion, managedFields, owner references, finalizers, annotations,
-Synced conditions). The request shape "with metadata noise" carries all of it; the shape
-"without" is the converged state of `xrs.py` as it is.
+Synced conditions). Every bench request carries all of it; the request without it, the
+converged state of `xrs.py` as it is, is only checked to compose the same.
 """
 
 from __future__ import annotations

@@ -17,24 +17,21 @@ import psutil
 from google.protobuf import __version__ as protobuf_version
 
 from hack import provenance
-from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, InProcess, Reconciles, Stats, pct
+from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, Reconciles, Stats, pct
 from hack.bench.scenarios import Scenario
 from hack.bench.scrape import Audit
-from hack.bench.servers import CONTROL, LABELS, MEASURED, METERED, ROLES
+from hack.bench.servers import LABELS, ROLES
 from hack.fleet.report import table
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results.md"
 
 # Goals from issue 13 (and the earlier ones the fleet goals tighten).
-GOAL_LATENCY_RATIO = 1.3  # function p50 / no-op floor p50, every kind, shape and fleet size
+GOAL_LATENCY_RATIO = 1.3  # function p50 / no-op floor p50, every kind and fleet size
 GOAL_FLEET_GROWTH = 1.1  # ratio to the floor at the largest fleet / at one XR
 GOAL_RSS_MB = 90.0  # peak RSS of the function after the largest fleet
-# Issue 20: serving metrics may move the function's p50 ratio to the no-op floor by this much.
-GOAL_METRICS_RATIO_DELTA = 0.03
 # Issue 31: a converged call's server CPU under concurrent callers, at most this many times the
-# no-op floor's in the same load, and this many times the function's own serial CPU per call.
-GOAL_CONCURRENT_CPU_RATIO = 1.3
+# function's own serial CPU per call.
 GOAL_CONCURRENT_SERIAL_RATIO = 1.2
 # What each requirements loop needs per converged reconcile. CoreWeave reads two objects (a
 # ProviderConfig, then the Secret it names): before v2.4 one call asks and one gets what it
@@ -87,7 +84,7 @@ def rows_table(rows: Iterable[dict[str, str]]) -> str:
 
 @dataclasses.dataclass
 class Cell:
-    """One kind, shape and fleet size: every server's serial stats."""
+    """One kind and fleet size: every server's serial stats."""
 
     scenario: Scenario
     fleet: int
@@ -96,28 +93,15 @@ class Cell:
     def p(self, role: str, q: float) -> float:
         return pct(self.stats[role].latencies_ms, q)
 
-    def ratio(self, floor: str = "noop", q: float = 50, role: str = "function") -> float:
-        return self.p(role, q) / self.p(floor, q)
-
-    def unmetered_ratio(self) -> float:
-        """The p50 ratio to the no-op floor of both functions with metrics off, pooled: the
-        baseline metrics on is compared with, steadier than either process alone."""
-        pooled = self.stats["function"].latencies_ms + self.stats[CONTROL].latencies_ms
-        return pct(pooled, 50) / self.p("noop", 50)
-
-    def metrics_delta(self) -> float:
-        """What metrics add to the function's p50 ratio to the no-op floor."""
-        return self.ratio(role=METERED) - self.unmetered_ratio()
-
-    def control_delta(self) -> float:
-        """How far two identical functions (metrics off) differ: the bench's own noise."""
-        return self.ratio(role=CONTROL) - self.ratio()
+    def ratio(self, q: float = 50) -> float:
+        """The function's latency over the no-op floor's."""
+        return self.p("function", q) / self.p("noop", q)
 
 
 @dataclasses.dataclass
 class Loaded:
-    """One kind, shape, fleet size and number of concurrent callers: every server's stats under
-    that load."""
+    """One kind, fleet size and number of concurrent callers: every server's stats under that
+    load."""
 
     scenario: Scenario
     fleet: int
@@ -142,8 +126,7 @@ class Report:
     concurrent: list[Loaded]
     reconciles: dict[str, Reconciles]
     reconcile_fleet: int
-    inproc: dict[str, InProcess]
-    audit: Audit  # the metered function's scrapes
+    audit: Audit  # the function's scrapes
     duration_s: float
 
     def cell(self, scenario: Scenario, fleet: int) -> Cell:
@@ -153,16 +136,13 @@ class Report:
         return rows_table(
             {
                 "XR": cell.scenario.kind,
-                "request shape": cell.scenario.shape,
                 "fleet": str(cell.fleet),
                 "fn p50 ms": fmt(cell.p("function", 50), 3),
                 "fn p99 ms": fmt(cell.p("function", 99), 3),
                 "no-op p50": fmt(cell.p("noop", 50), 3),
                 "no-op p99": fmt(cell.p("noop", 99), 3),
-                "replay p50": fmt(cell.p("replay", 50), 3),
                 "x no-op p50 / p99": f"{fmt(cell.ratio())} / {fmt(cell.ratio(q=99))}",
-                "x replay p50": fmt(cell.ratio("replay")),
-                "server CPU µs/call fn / no-op / replay": " / ".join(
+                "server CPU µs/call fn / no-op": " / ".join(
                     fmt(cell.stats[r].cpu_us, 0) for r in ROLES
                 ),
                 "errors": str(sum(cell.stats[r].errors + cell.stats[r].bad for r in ROLES)),
@@ -180,45 +160,6 @@ class Report:
                 for label, memory in after
                 if memory
             ],
-        )
-
-    @staticmethod
-    def metrics_row(cell: Cell) -> dict[str, str]:
-        off, on = cell.stats["function"], cell.stats[METERED]
-        return {
-            "XR": cell.scenario.kind,
-            "request shape": cell.scenario.shape,
-            "fleet": str(cell.fleet),
-            "p50 ms off / on": f"{fmt(cell.p('function', 50), 3)} / {fmt(cell.p(METERED, 50), 3)}",
-            "p99 ms off / on": f"{fmt(cell.p('function', 99), 3)} / {fmt(cell.p(METERED, 99), 3)}",
-            "x no-op p50 off / control / on": f"{fmt(cell.ratio(), 3)} / "
-            f"{fmt(cell.ratio(role=CONTROL), 3)} / {fmt(cell.ratio(role=METERED), 3)}",
-            "Δ x no-op p50, on vs both off": f"{cell.metrics_delta():+.3f}",
-            "Δ, control vs off (noise)": f"{cell.control_delta():+.3f}",
-            "server CPU µs/call off / on": f"{fmt(off.cpu_us, 0)} / {fmt(on.cpu_us, 0)}",
-            "Δ CPU µs/call": f"{on.cpu_us - off.cpu_us:+.0f}",
-            "errors on": str(on.errors + on.bad),
-        }
-
-    def metrics_table(self) -> str:
-        largest = self.fleets[-1]
-        peak = {r: self.memory_by_fleet[largest][r][0] for r in ("function", METERED)}
-        audit = self.audit
-        counted = audit.final.calls_counted if audit.final is not None else float("nan")
-        sent = audit.final.calls_sent if audit.final is not None else 0
-        return (
-            rows_table(self.metrics_row(cell) for cell in self.cells)
-            + f"\n\nPeak RSS after {largest} XRs of each kind: {fmt(peak['function'], 1)} MB "
-            f"off, {fmt(peak[METERED], 1)} MB on. Scrapes: {len(audit.periodic)} every "
-            f"{audit.interval_s:g} s while measured and one after the last call, median "
-            f"{fmt(audit.median_ms(), 1)} ms, {fmt(audit.size_kib(), 1)} KiB each; the last "
-            f"counted {fmt(counted, 0)} calls in inference_clusters_calls_total, the bench sent "
-            f"{sent}. In-process (no gRPC, one XR), the servicer coroutine takes "
-            + ", ".join(
-                f"{label} {fmt(ip.servicer_metered, 0)} µs on vs {fmt(ip.servicer, 0)} off"
-                for label, ip in self.inproc.items()
-            )
-            + " (medians)."
         )
 
     def serial_cpu_us(self, scenario: Scenario, fleet: int, role: str = "function") -> float:
@@ -250,12 +191,12 @@ class Report:
             rows_table(
                 self.concurrent_row(loaded, role)
                 for loaded in self.concurrent
-                for role in MEASURED
+                for role in ROLES
                 if role in loaded.stats
             )
             + "\n\nx serial CPU: over the same server's serial CPU per call in this run, same "
-            "kind, shape and fleet. memo hits: of the metered function's timed calls, those its "
-            "memo answered (read from its metrics before and after)."
+            "kind and fleet. memo hits: of the function's timed calls, those its memo answered "
+            "(read from its metrics before and after)."
         )
 
     def reconcile_table(self) -> str:
@@ -282,10 +223,8 @@ class Report:
         return "\n\n".join(
             [
                 "### Serial latency by fleet size (client-side, gRPC unary over loopback, "
-                "round-robin over the servers and over the fleet's XRs)\n\n" + self.fleet_table(),
-                "### Cost of metrics (the function with metrics off, as above, and on: "
-                "`--metrics-address`, a fourth server in the same round-robin, its /metrics "
-                f"scraped every {self.audit.interval_s:g} s)\n\n" + self.metrics_table(),
+                "round-robin over the servers and over the fleet's XRs; the function with "
+                f"metrics on, scraped every {self.audit.interval_s:g} s)\n\n" + self.fleet_table(),
                 "### Memory by fleet size (VmHWM / VmRSS, read after each fleet size)\n\n"
                 + self.memory_table(),
                 f"### Whole converged reconciles through the requirements loop "
@@ -295,7 +234,7 @@ class Report:
                 f"server; fleets of {', '.join(str(f) for f in a.concurrent_fleet_sizes)}; "
                 f"{a.duration:g} s per server per XR, in {a.rounds} alternating slices, after "
                 "one untimed call per XR)\n\n" + self.concurrent_table(),
-                "### Requests\n\n" + sizes,
+                "### Requests (as Crossplane sends them, with metadata noise)\n\n" + sizes,
             ]
         )
 
@@ -334,12 +273,12 @@ class Report:
             f"{errors} errors in {calls} calls",
             errors == 0,
         )
-        memo = [c.stats[METERED].memo for c in self.concurrent if METERED in c.stats]
+        memo = [c.stats["function"].memo for c in self.concurrent]
         hits = sum(m[0] for m in memo if m is not None)
         answered = sum(sum(m) for m in memo if m is not None)
         yield (
-            "concurrent calls are a converged fleet's: the metered function's memo answers "
-            "every timed call (each XR was called once before, in its shape)",
+            "concurrent calls are a converged fleet's: the function's memo answers every timed "
+            "call (each XR was called once before)",
             f"{hits} of {answered} answered by the memo",
             bool(memo) and None not in memo and hits == answered,
         )
@@ -348,13 +287,6 @@ class Report:
             if not loads:
                 continue
             where = " at " + " / ".join(f"{c.fleet} XRs x {c.callers}" for c in loads) + " callers"
-            floor = [c.cpu_ratio() for c in loads]
-            yield (
-                f"{sc.label}: server CPU per call under concurrent callers ≤ "
-                f"{GOAL_CONCURRENT_CPU_RATIO}x the no-op floor's",
-                times(floor) + where,
-                all(r <= GOAL_CONCURRENT_CPU_RATIO for r in floor),
-            )
             serial = [
                 per(c.stats["function"].cpu_us, self.serial_cpu_us(sc, c.fleet)) for c in loads
             ]
@@ -365,37 +297,18 @@ class Report:
                 all(r <= GOAL_CONCURRENT_SERIAL_RATIO for r in serial),
             )
         for label, rec in self.reconciles.items():
-            kind, loop = label.split(" ")[0], label.rsplit(", ", 1)[1]
+            kind, loop = label.split(", ", 1)
             goal = GOAL_CALLS[(kind, loop)]
             yield (
                 f"{label}: calls per converged reconcile ≤ {goal}",
                 f"{fmt(rec.calls_per_reconcile)} (max {max(rec.calls)})",
                 max(rec.calls) <= goal,
             )
-        for sc in self.scenarios:
-            deltas = [self.cell(sc, f).metrics_delta() for f in self.fleets]
-            yield (
-                f"{sc.label}: metrics on, p50 ratio to the no-op floor within "
-                f"+{GOAL_METRICS_RATIO_DELTA} of metrics off (both unmetered functions) "
-                "at every fleet size",
-                " / ".join(f"{d:+.3f}" for d in deltas) + sizes,
-                max(deltas) <= GOAL_METRICS_RATIO_DELTA,
-            )
-        noise = [abs(c.control_delta()) for c in self.cells]
-        worst = max(self.cells, key=lambda c: abs(c.control_delta()))
-        yield (
-            f"A/A control: two identical functions (metrics off) within "
-            f"±{GOAL_METRICS_RATIO_DELTA} of each other in every cell, so the bench resolves "
-            "the metrics goal",
-            f"largest {max(noise):.3f} ({worst.scenario.label}, {worst.fleet} XRs); "
-            f"median {statistics.median(noise):.3f}",
-            max(noise) <= GOAL_METRICS_RATIO_DELTA,
-        )
         problems = self.audit.problems()
         final = self.audit.final
         yield (
-            f"metrics: the scrape after the last call counts every call sent to the metered "
-            f"function (scraped every {self.audit.interval_s:g} s while measured)",
+            f"metrics: the scrape after the last call counts every call sent to the function "
+            f"(scraped every {self.audit.interval_s:g} s while measured)",
             "; ".join(problems)
             if problems or final is None
             else f"{final.calls_counted:.0f} counted, {final.calls_sent} sent; the "
@@ -429,11 +342,11 @@ class Report:
             f"- Date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
             f"- Machine: {self.machine_line()}\n"
             f"- Load average (1 / 5 / 15 min; other work shares these cores): {self.load_line()}\n"
-            f"- Run: fleets of {', '.join(str(f) for f in self.fleets)} XRs per kind and shape, "
+            f"- Run: fleets of {', '.join(str(f) for f in self.fleets)} XRs per kind, "
             f"each {a.calls} serial calls per server (at least one per XR) after "
             f"{a.warmup} warm-up calls (at least one per XR); {a.reconciles} reconciles per kind; "
             f"{a.concurrency} callers x {a.duration:g} s per server per XR over fleets of "
-            f"{', '.join(str(f) for f in a.concurrent_fleet_sizes)}; {a.inproc} in-process calls{' (quick)' if a.quick else ''}; took "
+            f"{', '.join(str(f) for f in a.concurrent_fleet_sizes)}{' (quick)' if a.quick else ''}; took "
             f"{self.duration_s:.0f} s\n\n"
             "## Goals\n\n" + self.goals_text() + "\n\n"
             "## Results\n\n" + self.tables() + "\n"

@@ -1,13 +1,11 @@
-"""Request scenarios: one converged request per XR kind and request shape, and fleets of it.
+"""Request scenarios: one converged request per XR kind, and fleets of it.
 
-A scenario is the converged 8-pool XR of one kind (`xrs.py`) in one request shape: with the
-metadata noise of `noise.py`, or bare. Its requests come from a Template, the serialized
-request with some byte strings overwritten in place at fixed width, so that
+A scenario is the converged 8-pool XR of one kind (`xrs.py`) as Crossplane sends it, with the
+metadata noise of `noise.py`. Its requests come from a Template, the serialized request with
+some byte strings overwritten in place at fixed width, so that
 
 - every call carries a distinct request (the XR's and one composed resource's resourceVersion
-  and meta.tag change per call), as Crossplane's do while anything changes; in the repeated
-  shape, an idle XR's, each call carries the same content again (same resourceVersions and
-  tag) in another wire order (`gowire.py`), as Crossplane sends it;
+  and meta.tag change per call), as Crossplane's do while anything changes;
 - member i of a fleet is a distinct XR: its own name, namespace and uid, and every name derived
   from them (composed resource names, the cloud's cluster name, Secret names) as the function
   derives them. Member names keep the base XR's lengths, so every protobuf length prefix in the
@@ -22,7 +20,6 @@ import copy
 import dataclasses
 import functools
 import itertools
-import random
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -34,7 +31,7 @@ from function import runner
 from function.civo.compose import CLOUD_NAME_LIMIT as CIVO_NAME_LIMIT
 from function.coreweave.compose import CLOUD_NAME_LIMIT as COREWEAVE_NAME_LIMIT
 from function.shared.naming import cloud_name, composed_name
-from hack.bench import gowire, noise
+from hack.bench import noise
 from hack.bench.xrs import (
     CIVO_DESIRED,
     CIVO_POOLS,
@@ -44,13 +41,6 @@ from hack.bench.xrs import (
     converged_coreweave,
 )
 from harness.fixtures import desired, request
-
-# Request shapes: what Crossplane sends (noise), the converged state alone (bare), and what an
-# idle XR's polls send: the noisy request again, same content, its maps in another wire order.
-NOISY, BARE, REPEATED = "with metadata noise", "bare", "repeated"
-SHAPES = (NOISY, BARE, REPEATED)
-# Wire orders of each repeated request, cycled through: as many as a bench call could tell apart.
-REPEAT_ORDERS = 4
 
 # --- per-call variation: fixed-width sentinels patched into the serialized request ----------
 
@@ -197,22 +187,19 @@ class Template:
 @dataclasses.dataclass
 class Scenario:
     kind: str
-    shape: str
     pools: int
     expected: int  # desired resources of a converged reconcile
     base: Identity
     xr: dict[str, Any]
     observed: dict[str, dict[str, Any]]
     step_input: dict[str, Any] | None
-    # What Crossplane can fetch for a requirement: the cluster's objects, in this shape.
+    # What Crossplane can fetch for a requirement: the cluster's objects, dressed as the API
+    # server returns them.
     cluster_objects: list[dict[str, Any]]
     # The final pass of the requirements loop: every requirement resolved.
     final_required: dict[str, list[dict[str, Any]]]
     members: int
     template: Template = dataclasses.field(init=False)
-    # The repeated shape's wire orders of template (any other shape: template alone).
-    orders: list[Template] = dataclasses.field(init=False)
-    _next_order: list[int] = dataclasses.field(init=False)
     renames: dict[str, Callable[[Identity], str]] = dataclasses.field(init=False)
     _variants: dict[tuple[tuple[str, tuple[str, ...]], ...], Template] = dataclasses.field(
         init=False, default_factory=dict
@@ -222,33 +209,14 @@ class Scenario:
         everything = [self.xr, self.observed, self.cluster_objects]
         self.renames = identity_renames(self.base, everything)
         self.template = self.variant(self.final_required)
-        self.orders = [self.template]
-        self._next_order = [0] * self.members
-        if self.shape == REPEATED:
-            rng = random.Random(self.kind)  # noqa: S311 - the same orders in every run, no secret
-            self.orders = [
-                Template(
-                    gowire.shuffled(self.template.blob, fnv1.RunFunctionRequest.DESCRIPTOR, rng),
-                    self.base,
-                    self.renames,
-                    self.members,
-                )
-                for _ in range(REPEAT_ORDERS)
-            ]
 
     def call(self, member: int, n: int) -> bytes:
-        """The request of call n for member: distinct per call, or, repeated, member's one
-        request, each call in the next of its wire orders (never the bytes of its last call)."""
-        if self.shape == REPEATED:
-            order = self._next_order[member]
-            self._next_order[member] = (order + 1) % len(self.orders)
-            # Per-call spots fixed per member: its resourceVersions and tag never change.
-            return self.orders[order].make(member, member + 1)
+        """The request of call n for member: distinct per call."""
         return self.template.make(member, n)
 
     @property
     def label(self) -> str:
-        return f"{self.kind} ({self.shape})"
+        return self.kind
 
     def variant(self, required: dict[str, list[dict[str, Any]]] | None) -> Template:
         """The template of this request on a pass of the requirements loop that carries
@@ -331,17 +299,7 @@ def check_member(scenario: Scenario, member: int) -> None:
             raise SystemExit(f"bench: {scenario.label} ({where}): {key} is not named {name}")
 
 
-def check_repeats(scenario: Scenario, member: int) -> None:
-    """Untimed: member's repeated requests are one request, in as many distinct wire orders."""
-    sent = [scenario.call(member, next_n()) for _ in scenario.orders]
-    first = fnv1.RunFunctionRequest.FromString(sent[0])
-    if len(set(sent)) != len(sent) or any(
-        fnv1.RunFunctionRequest.FromString(b) != first for b in sent
-    ):
-        raise SystemExit(f"bench: {scenario.label}: repeats are not one request in other orders")
-
-
-def _build(kind: str, shape: str, members: int) -> Scenario:
+def _build(kind: str, members: int) -> Scenario:
     coreweave = kind == "CoreWeaveCluster"
     world, final = converged_coreweave() if coreweave else converged_civo()
     # Crossplane's final pass of the requirements loop: every requirement resolved.
@@ -349,16 +307,13 @@ def _build(kind: str, shape: str, members: int) -> Scenario:
         name: world._resolve(selector) for name, selector in final.requirements.resources.items()
     }
     clean = runner_response(request(world.xr, world.observed, required or None, world.step_input))
-    xr = copy.deepcopy(world.xr)
     observed = copy.deepcopy(world.observed)
-    cluster_objects = copy.deepcopy(world.cluster_objects)
-    if shape in (NOISY, REPEATED):
-        xr = noise.dress_xr(world, final, f"{kind.lower()}s.infrastructure.modelplane.ai")
-        for key, body in observed.items():
-            noise.dress(key, body, xr)
-        cluster_objects = [noise.dress_required(o) for o in cluster_objects]
-        dressed = {id(o): d for o, d in zip(world.cluster_objects, cluster_objects, strict=True)}
-        required = {name: [dressed[id(o)] for o in objs] for name, objs in required.items()}
+    xr = noise.dress_xr(world, final, f"{kind.lower()}s.infrastructure.modelplane.ai")
+    for key, body in observed.items():
+        noise.dress(key, body, xr)
+    cluster_objects = [noise.dress_required(o) for o in world.cluster_objects]
+    dressed = {id(o): d for o, d in zip(world.cluster_objects, cluster_objects, strict=True)}
+    required = {name: [dressed[id(o)] for o in objs] for name, objs in required.items()}
     xr["metadata"]["resourceVersion"] = XR_RV_SENTINEL
     observed["cks-cluster" if coreweave else "civo-cluster"]["metadata"]["resourceVersion"] = (
         OBSERVED_RV_SENTINEL
@@ -366,7 +321,6 @@ def _build(kind: str, shape: str, members: int) -> Scenario:
     meta = world.xr["metadata"]
     scenario = Scenario(
         kind=kind,
-        shape=shape,
         pools=len(COREWEAVE_POOLS if coreweave else CIVO_POOLS),
         expected=COREWEAVE_DESIRED if coreweave else CIVO_DESIRED,
         base=Identity(meta["name"], meta["namespace"], meta["uid"]),
@@ -377,8 +331,8 @@ def _build(kind: str, shape: str, members: int) -> Scenario:
         final_required=required,
         members=members,
     )
-    # Untimed checks: the request composes exactly what the clean one does, and fleet members
-    # are XRs of their own.
+    # Untimed checks: the dressed request composes exactly what the clean one does, and fleet
+    # members are XRs of their own.
     probe = fnv1.RunFunctionRequest.FromString(scenario.template.make(0, next_n()))
     if probe.observed.composite.resource["metadata"]["resourceVersion"] == XR_RV_SENTINEL:
         raise SystemExit("bench: the per-call patch did not change the request")
@@ -388,14 +342,12 @@ def _build(kind: str, shape: str, members: int) -> Scenario:
         raise SystemExit(f"bench: {scenario.label}: the request composes something else")
     for member in sorted({0, min(1, members - 1), members - 1}):
         check_member(scenario, member)
-    if shape == REPEATED:
-        check_repeats(scenario, members - 1)
     return scenario
 
 
 KINDS = ("CoreWeaveCluster", "CivoCluster")
 
 
-def build_scenarios(members: int, shapes: tuple[str, ...] = SHAPES) -> list[Scenario]:
-    """Every kind in every shape, each with `members` fleet members."""
-    return [_build(kind, shape, members) for kind in KINDS for shape in shapes]
+def build_scenarios(members: int) -> list[Scenario]:
+    """Every kind, each with `members` fleet members."""
+    return [_build(kind, members) for kind in KINDS]

@@ -1,7 +1,7 @@
-"""Scraping the metered function's /metrics as Prometheus would, while the bench calls it.
+"""Scraping the function's /metrics as Prometheus would, while the bench calls it.
 
 A daemon thread GETs the endpoint every SCRAPE_INTERVAL_S from the first measured call to the
-last, so the metered function pays for being scraped as it would in a pod, inside the CPU per
+last, so the function pays for being scraped as it would in a pod, inside the CPU per
 call the bench measures. The audit: no scrape's inference_clusters_calls_total (summed over
 kind and result) runs ahead of the calls the bench had sent or goes back, and the last scrape,
 taken after the last call, counts exactly the calls sent.
@@ -12,9 +12,7 @@ from __future__ import annotations
 import dataclasses
 import http.client
 import itertools
-import statistics
 import threading
-import time
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -33,14 +31,11 @@ MEMO_TOTAL = "inference_clusters_memo_answers_total"
 class Scrape:
     calls_counted: float  # inference_clusters_calls_total, summed over every series
     calls_sent: int  # by the bench when the scrape had returned: at least those counted
-    seconds: float
-    size: int  # bytes of the exposition
     memo: tuple[float, float]  # inference_clusters_memo_answers_total: (hits, misses), all kinds
 
 
 def scrape(server: Server, metrics_port: int) -> Scrape:
     """One GET of http://127.0.0.1:metrics_port/metrics (OSError or ValueError when it fails)."""
-    start = time.perf_counter()
     connection = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=SCRAPE_TIMEOUT_S)
     try:
         connection.request("GET", "/metrics")
@@ -48,7 +43,6 @@ def scrape(server: Server, metrics_port: int) -> Scrape:
         body = answer.read()
     finally:
         connection.close()
-    seconds = time.perf_counter() - start
     # Read after the answer: every call the function had counted was sent before.
     sent = server.sent
     if answer.status != http.HTTPStatus.OK:
@@ -63,7 +57,7 @@ def scrape(server: Server, metrics_port: int) -> Scrape:
         sum(s.value for s in samples if s.name == MEMO_TOTAL and s.labels["outcome"] == outcome)
         for outcome in ("hit", "miss")
     )
-    return Scrape(counted, sent, seconds, len(body), (memo[0], memo[1]))
+    return Scrape(counted, sent, (memo[0], memo[1]))
 
 
 @dataclasses.dataclass
@@ -93,17 +87,6 @@ class Audit:
                 f"the bench sent {self.final.calls_sent}"
             )
         return found
-
-    def scrapes(self) -> list[Scrape]:
-        return [*self.periodic, *([self.final] if self.final is not None else [])]
-
-    def median_ms(self) -> float:
-        seconds = [s.seconds for s in self.scrapes()]
-        return statistics.median(seconds) * 1e3 if seconds else float("nan")
-
-    def size_kib(self) -> float:
-        scrapes = self.scrapes()
-        return scrapes[-1].size / 1024 if scrapes else float("nan")
 
 
 class Scraper:

@@ -1,5 +1,5 @@
-"""The servers a run starts: the function without metrics, the same function with metrics on
-(metered), a second function without metrics (the A/A control), and the two floors.
+"""The servers a run starts: the function as the default install runs it (metrics on) and the
+no-op floor.
 
 Each is a subprocess on its own loopback port. The client sends and receives raw bytes over one
 persistent channel per server, so it does no protobuf work inside a timed call.
@@ -8,7 +8,6 @@ persistent channel per server, so it does no protobuf work inside a timed call.
 from __future__ import annotations
 
 import contextlib
-import functools
 import socket
 import subprocess
 import sys
@@ -28,26 +27,12 @@ CALL_TIMEOUT = 30.0
 START_TIMEOUT = 30.0
 FUNCTION_BIN = Path(sys.executable).parent / "function"
 FLOORS = Path(__file__).with_name("floors.py")
-# The servers the floor tables compare: the function (metrics off) and its two floors.
-ROLES = ("function", "noop", "replay")
-# The function with metrics on, measured beside them to say what metrics cost.
-METERED = "metered"
-# Every server the serial and concurrent phases call, in their round-robin.
-MEASURED = (*ROLES, METERED)
-# A second process of the function, metrics off: two identical functions differ by the bench's
-# noise alone, which is what a difference between metrics on and off must be judged against.
-CONTROL = "control"
-# The serial phase adds the control to the round-robin: the metrics goal is judged there.
-SERIAL = (*MEASURED, CONTROL)
+# Every server the serial and concurrent phases call, in their round-robin: the function and
+# its floor.
+ROLES = ("function", "noop")
 # The servers that run the function, whose answers are checked.
-FUNCTIONS = ("function", METERED, CONTROL)
-LABELS = {
-    "function": "function",
-    "noop": "no-op floor",
-    "replay": "replay floor",
-    METERED: "function, metrics on",
-    CONTROL: "function again (A/A control)",
-}
+FUNCTIONS = ("function",)
+LABELS = {"function": "function", "noop": "no-op floor"}
 
 CLIENT_OPTIONS = [
     ("grpc.max_receive_message_length", 64 * MEGABYTE),
@@ -76,7 +61,7 @@ class Server:
         self.channel: grpc.Channel | None = None
         self.call: Callable[..., bytes] | None = None
         self.ps: psutil.Process | None = None
-        # Calls sent, answered or not: what the metered function's metrics must count.
+        # Calls sent, answered or not: what the function's metrics must count.
         self.sent = 0
         self._sent_lock = threading.Lock()
 
@@ -140,32 +125,17 @@ class Server:
                 self.process.wait(timeout=10)
 
 
-Argv = Callable[[int], list[str]]
-
-
-def function_argv(port: int, metrics_address: str = "") -> list[str]:
-    """The function without the health probe port, and without metrics unless metrics_address
-    is given (bench: what the floors compare)."""
+def function_argv(port: int, metrics_port: int) -> list[str]:
+    """The function serving metrics on metrics_port (loopback), as a pod does by default, without
+    the health probe port."""
     return [
         str(FUNCTION_BIN),
         "--insecure",
         f"--address=127.0.0.1:{port}",
-        f"--metrics-address={metrics_address}",
+        f"--metrics-address=127.0.0.1:{metrics_port}",
         "--health-address=",
     ]
 
 
-def metered_argv(metrics_port: int) -> Argv:
-    """The function serving metrics on metrics_port (loopback), without the health probe port:
-    it differs from function_argv's by the metrics alone, which a pod serves by default."""
-    return functools.partial(function_argv, metrics_address=f"127.0.0.1:{metrics_port}")
-
-
 def noop_argv(port: int) -> list[str]:
-    return [sys.executable, str(FLOORS), "noop", f"127.0.0.1:{port}"]
-
-
-def replay_argv(recorded: dict[str, Path]) -> Argv:
-    """The replay floor answering each XR kind with the response recorded in recorded[kind]."""
-    arguments = [f"{kind}={path}" for kind, path in recorded.items()]
-    return lambda port: [sys.executable, str(FLOORS), "replay", f"127.0.0.1:{port}", *arguments]
+    return [sys.executable, str(FLOORS), f"127.0.0.1:{port}"]

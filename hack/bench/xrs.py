@@ -3,7 +3,7 @@
 harness.fixtures.World drives the reconciles and the providers report what they report once the
 XR has converged: every composed resource Ready, provider atProvider fields, the live in-cluster
 objects provider-kubernetes shows in an Object's status, Civo pool IDs. Nothing here is metadata
-noise (uid, managedFields ...): `noise.py` adds that for the request shape that carries it.
+noise (uid, managedFields ...): `noise.py` adds that to every bench request.
 """
 
 from __future__ import annotations

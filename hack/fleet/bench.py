@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hack.bench.docs import NOISY, RESULTS, parse
+from hack.bench.docs import RESULTS, parse
 from hack.fleet.report import BenchConcurrent
 
 
@@ -23,11 +23,8 @@ def concurrent(results: Path = RESULTS) -> BenchConcurrent | None:
         fleet=figures.concurrent_fleet,
         cpu_us_per_call={
             kind: int(servers["function"]["server CPU µs/call"])
-            for (kind, shape), servers in figures.concurrent.items()
-            if shape == NOISY
+            for kind, servers in figures.concurrent.items()
         },
-        serial_cpu_us_per_call={
-            kind: us for (kind, shape), us in figures.serial_cpu.items() if shape == NOISY
-        },
+        serial_cpu_us_per_call=figures.serial_cpu,
         serial_fleet=max(max(by_fleet) for by_fleet in figures.serial_ratio.values()),
     )
