@@ -70,7 +70,7 @@ clean:
 
 .PHONY: bench
 
-## bench: converged 8-pool XRs, fleets of 1-1024, vs no-op and replay floors: latency, CPU, RSS, calls per reconcile -> bench/results.md (BENCH_QUICK=1: smoke run)
+## bench: converged 8-pool XRs as Crossplane sends them, fleets of 1-1024, the function (metrics on) vs the no-op floor: latency, CPU, RSS, calls per reconcile, concurrent callers -> bench/results.md (BENCH_QUICK=1: smoke run)
 bench: $(STAMP)
 	$(BIN)/python -m hack.bench
 
