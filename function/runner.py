@@ -93,14 +93,18 @@ class FunctionRunner(grpcv1.FunctionRunnerServiceServicer):
         self.metrics = metrics
 
     async def RunFunction(  # noqa: N802 - the gRPC method name
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+        self,
+        req: fnv1.RunFunctionRequest,
+        _: grpc.aio.ServicerContext[fnv1.RunFunctionRequest, fnv1.RunFunctionResponse] | None,
     ) -> fnv1.RunFunctionResponse:
         """The answer as a message (the v1beta1 adapter and in-process callers)."""
         rsp: fnv1.RunFunctionResponse = fnv1.RunFunctionResponse.FromString(self.reply(req))
         return rsp
 
     async def run_function_wire(
-        self, req: fnv1.RunFunctionRequest, _: grpc.aio.ServicerContext | None
+        self,
+        req: fnv1.RunFunctionRequest,
+        _: grpc.aio.ServicerContext[fnv1.RunFunctionRequest, bytes] | None,
     ) -> bytes:
         """The answer serialized, as the v1 service sends it (function/server.py)."""
         return self.reply(req)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.resource import struct_to_dict
 
 from function import runner
 from function.memo.memo import MEMO_BYTES, Memo
@@ -38,7 +39,9 @@ def test_warm_calls_each_member_once_per_server() -> None:
     measure.warm(servers, COREWEAVE, 2, stats)
     for server in servers:
         assert [
-            fnv1.RunFunctionRequest.FromString(r).observed.composite.resource["metadata"]["name"]
+            struct_to_dict(fnv1.RunFunctionRequest.FromString(r).observed.composite.resource)[
+                "metadata"
+            ]["name"]
             for r in server.requests
         ] == [COREWEAVE.base.member(m).name for m in range(2)]
     # The function's answers are checked (the fake's answer is member 0's: converged, not FATAL).

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from crossplane.function.resource import struct_to_dict
 
 from function import runner
 from function.civo.compose import CLOUD_NAME_LIMIT as CIVO_NAME_LIMIT
@@ -294,7 +295,7 @@ def check_member(scenario: Scenario, member: int) -> None:
         raise SystemExit(f"bench: {scenario.label} ({where}): results {list(rsp.results)}")
     composed = desired(rsp)
     for key, observed in req.observed.resources.items():
-        name = observed.resource["metadata"]["name"]
+        name = struct_to_dict(observed.resource)["metadata"]["name"]
         if composed[key]["metadata"]["name"] != name:
             raise SystemExit(f"bench: {scenario.label} ({where}): {key} is not named {name}")
 
@@ -334,7 +335,8 @@ def _build(kind: str, members: int) -> Scenario:
     # Untimed checks: the dressed request composes exactly what the clean one does, and fleet
     # members are XRs of their own.
     probe = fnv1.RunFunctionRequest.FromString(scenario.template.make(0, next_n()))
-    if probe.observed.composite.resource["metadata"]["resourceVersion"] == XR_RV_SENTINEL:
+    probe_xr = struct_to_dict(probe.observed.composite.resource)
+    if probe_xr["metadata"]["resourceVersion"] == XR_RV_SENTINEL:
         raise SystemExit("bench: the per-call patch did not change the request")
     base = request(scenario.xr, scenario.observed, required or None, world.step_input)
     check_response(scenario, runner_response(base), "base, in-process")
