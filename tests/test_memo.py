@@ -6,12 +6,14 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from crossplane.function import response
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
+from google.protobuf import struct_pb2 as structpb
 
 from function import runner
 from function.memo.memo import Memo
@@ -30,6 +32,7 @@ from harness.fixtures import (
     readiness,
     request,
 )
+from tests.gowire import shuffled
 
 Inputs = tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]
 
@@ -297,17 +300,6 @@ def test_secret_values_are_cached_only_when_small(padding: int) -> None:
 TAG = "9f2b" * 16
 
 
-def reordered(xr: dict[str, Any], observed: dict[str, dict[str, Any]], required: Any) -> bytes:
-    """The request of these parts with the XR's fields and the observed resources in reverse
-    order on the wire: protobuf parses concatenated messages as one, merged."""
-    pieces = [request({key: value}) for key, value in xr.items()]
-    pieces += [request({}, {key: body}) for key, body in observed.items()]
-    pieces.append(request({}, None, required))
-    for piece in pieces:
-        piece.meta.tag = TAG
-    return b"".join(piece.SerializeToString() for piece in reversed(pieces))
-
-
 @pytest.mark.parametrize("kind", ["CoreWeaveCluster", "CivoCluster"])
 def test_a_repeat_in_another_wire_order_is_answered_as_a_fresh_composition(
     counted: dict[str, Counting], kind: str
@@ -315,15 +307,35 @@ def test_a_repeat_in_another_wire_order_is_answered_as_a_fresh_composition(
     """An idle XR's poll sends its request again, the same content in another byte order
     (gRPC-go writes map entries in Go's random order): the memo answers it, with what a fresh
     composition gives."""
-    parts = CONVERGED[kind]()
-    req = request(*parts)
+    req = request(*CONVERGED[kind]())
     req.meta.tag = TAG
     first = answered(req)
-    blob = reordered(*parts)
-    assert blob != req.SerializeToString()
-    again = fnv1.RunFunctionRequest.FromString(blob)
-    assert again == req
-    assert answered_as_afresh(counted[kind], again, 0) == first
+    for seed in range(3):
+        blob = shuffled(
+            req.SerializeToString(),
+            fnv1.RunFunctionRequest.DESCRIPTOR,
+            random.Random(seed),  # noqa: S311
+        )
+        assert blob != req.SerializeToString()
+        again = fnv1.RunFunctionRequest.FromString(blob)
+        assert again == req
+        assert answered_as_afresh(counted[kind], again, 0) == first
+
+
+def test_go_wire_order_moves_map_entries_and_keeps_the_message() -> None:
+    """The re-encoding above: Struct fields are a map, re-encoded its entries come in another
+    order, nested ones too, and the message is the same; other fields keep their place."""
+    message = structpb.Struct()
+    message.update({k: {"inner": {n: n for n in "abcdef"}} for k in "pqrstuvw"})
+    request = fnv1.RunFunctionRequest()
+    request.meta.tag = "t"
+    request.observed.composite.resource.CopyFrom(message)
+    blob = request.SerializeToString(deterministic=True)
+    again = shuffled(blob, fnv1.RunFunctionRequest.DESCRIPTOR, random.Random(7))  # noqa: S311 - an order, no secret
+    assert again != blob
+    assert sorted(again) == sorted(blob)
+    assert fnv1.RunFunctionRequest.FromString(again) == request
+    assert again.startswith(blob[: len(b"\x0a\x03\x0a\x01t")])
 
 
 def test_one_tag_on_two_passes_gets_each_its_own_answer(counted: dict[str, Counting]) -> None:
