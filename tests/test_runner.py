@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import io
 from typing import Any
 
@@ -18,10 +17,11 @@ COMPOSED = (
     "this function composes CoreWeaveCluster (infrastructure.modelplane.ai/v1alpha1), "
     "CivoCluster (infrastructure.modelplane.ai/v1alpha1)"
 )
+COREWEAVE_CORE = ("infrastructure.modelplane.ai/v1alpha1", "CoreWeaveCluster")
 
 
 def xr_without(*path: str) -> dict[str, Any]:
-    xr = copy.deepcopy(coreweave_xr())
+    xr = coreweave_xr()
     parent = xr
     for part in path[:-1]:
         parent = parent[part]
@@ -77,9 +77,7 @@ def test_internal_fault_is_a_fatal_without_request_content(monkeypatch: pytest.M
     def broken(*_: Any) -> Any:
         raise KeyError("CW-SECRET-must-not-leak")
 
-    monkeypatch.setitem(
-        runner.CORES, ("infrastructure.modelplane.ai/v1alpha1", "CoreWeaveCluster"), broken
-    )
+    monkeypatch.setitem(runner.CORES, COREWEAVE_CORE, broken)
     rsp = run(request(coreweave_xr()))
     assert results(rsp) == [
         ("Fatal", "internal error (KeyError) while composing; the function's logs have the details")
@@ -110,9 +108,7 @@ def test_internal_fault_log_names_the_place_but_no_content(
         token = "CW-SECRET-held-in-a-local"
         raise ValueError(f"cannot use {token}")
 
-    monkeypatch.setitem(
-        runner.CORES, ("infrastructure.modelplane.ai/v1alpha1", "CoreWeaveCluster"), broken
-    )
+    monkeypatch.setitem(runner.CORES, COREWEAVE_CORE, broken)
     buffer = io.StringIO()
     structlog.reset_defaults()  # an earlier INFO configuration leaves a level filter behind
     logging.configure(level)
