@@ -12,20 +12,14 @@ from tests import civo_expected as expected
 NO_SKIPS = {"skip-nodes-with-local-storage": False, "skip-nodes-with-system-pods": False}
 
 
-def state(reported_version: str | None = None) -> dict[str, dict[str, Any]]:
-    if reported_version is None:
-        return expected.autoscaled_pool_up()
-    return expected.autoscaled_pool_up(kubernetesVersion=reported_version)
-
-
-def values(spec_version: str | None, reported: str | None, chart: dict[str, Any] | None) -> Any:
-    xr = civo_xr()
+def values(spec_version: str | None, reported: dict[str, str], chart: dict[str, Any] | None) -> Any:
+    """The Release's values and the Warnings, for the XR's spec.kubernetesVersion (None: unset)
+    and what Civo reports of the cluster (reported: its status.atProvider fields)."""
+    xr = civo_xr(kubernetesVersion=spec_version)
     if spec_version is None:
         del xr["spec"]["kubernetesVersion"]
-    else:
-        xr["spec"]["kubernetesVersion"] = spec_version
     step_input = {"civo": {"clusterAutoscaler": chart}} if chart else None
-    rsp = run(request(xr, state(reported), civo_required(), step_input))
+    rsp = run(request(xr, expected.autoscaled_pool_up(**reported), civo_required(), step_input))
     release = desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"]
     return release, [m for s, m in results(rsp) if s == "Warning"]
 
@@ -34,6 +28,7 @@ BASE: dict[str, Any] = {
     "cloudProvider": "civo",
     "secretKeyRefNameOverride": "civo-api-access",
     "autoscalingGroups": [expected.L40S_GROUP],
+    "extraArgs": NO_SKIPS,
 }
 UNKNOWN_MINOR = (
     "input.civo.clusterAutoscaler.imageTag: no cluster-autoscaler release is known for "
@@ -47,42 +42,40 @@ UNKNOWN_MINOR = (
     [
         pytest.param(
             "1.34.1-k3s1",
+            {},
             None,
-            None,
-            {**BASE, "extraArgs": NO_SKIPS, "image": {"tag": "v1.34.5"}},
+            {**BASE, "image": {"tag": "v1.34.5"}},
             [],
             id="minor-from-spec",
         ),
         pytest.param(
             None,
-            "1.33.4-k3s1",
+            {"kubernetesVersion": "1.33.4-k3s1"},
             None,
-            {**BASE, "extraArgs": NO_SKIPS, "image": {"tag": "v1.33.3"}},
+            {**BASE, "image": {"tag": "v1.33.3"}},
             [],
             id="civo-default-version-as-reported",
         ),
         pytest.param(
             "1.35.0-k3s1",
-            "v1.34.1+k3s1",
+            {"kubernetesVersion": "v1.34.1+k3s1"},
             None,
-            {**BASE, "extraArgs": NO_SKIPS, "image": {"tag": "v1.34.5"}},
+            {**BASE, "image": {"tag": "v1.34.5"}},
             [],
             id="reported-version-wins-during-an-upgrade",
         ),
-        pytest.param(
-            None, None, None, {**BASE, "extraArgs": NO_SKIPS}, [], id="version-unknown-chart-image"
-        ),
+        pytest.param(None, {}, None, BASE, [], id="version-unknown-chart-image"),
         pytest.param(
             "1.36.0-k3s1",
+            {},
             None,
-            None,
-            {**BASE, "extraArgs": NO_SKIPS},
+            BASE,
             [UNKNOWN_MINOR],
             id="unknown-minor-chart-image-with-warning",
         ),
         pytest.param(
             "1.36.0-k3s1",
-            None,
+            {},
             {"imageTag": "v1.36.0", "skipNodesWithSystemPods": True},
             {
                 **BASE,
@@ -96,7 +89,7 @@ UNKNOWN_MINOR = (
 )
 def test_release_values(
     spec_version: str | None,
-    reported: str | None,
+    reported: dict[str, str],
     chart: dict[str, Any] | None,
     want: dict[str, Any],
     warnings: list[str],
@@ -107,7 +100,7 @@ def test_release_values(
 def test_running_image_stays_while_the_version_is_unreported() -> None:
     xr = civo_xr()
     del xr["spec"]["kubernetesVersion"]
-    observed = state("1.33.4-k3s1")
+    observed = expected.autoscaled_pool_up(kubernetesVersion="1.33.4-k3s1")
     rsp = run(request(xr, observed, civo_required()))
     release = desired(rsp)["cluster-autoscaler"]
     assert release["spec"]["forProvider"]["values"]["image"] == {"tag": "v1.33.3"}
@@ -119,13 +112,12 @@ def test_running_image_stays_while_the_version_is_unreported() -> None:
 
 
 def test_invalid_autoscaler_input_names_the_field() -> None:
-    xr = civo_xr()
     step_input = {
         "civo": {
             "clusterAutoscaler": {"imageTag": "v1.34 latest", "skipNodesWithLocalStorage": "no"}
         }
     }
-    rsp = run(request(xr, None, None, step_input))
+    rsp = run(request(civo_xr(), step_input=step_input))
     assert results(rsp) == [
         (
             "Fatal",
