@@ -11,6 +11,7 @@ import pytest
 from harness.fixtures import (
     CIVO_SECRET_NAME,
     civo_connection_secret,
+    civo_required,
     civo_xr,
     conditions,
     desired,
@@ -135,8 +136,7 @@ def established(key: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("key", ["kubeconfig", "attribute.kubeconfig"])
 def test_a_key_found_once_is_kept_without_reading_again(key: str) -> None:
-    xr = civo_xr()
-    xr["status"] = established(key)
+    xr = {**civo_xr(), "status": established(key)}
     state = expected.autoscaled_pool_up()
     state["civo-cluster"]["status"] = {}  # even while the cluster's status flaps
     rsp = run(request(xr, state))
@@ -147,15 +147,8 @@ def test_a_key_found_once_is_kept_without_reading_again(key: str) -> None:
 
 def test_status_from_an_older_version_is_verified_by_reading_the_secret() -> None:
     """Before this check the function published key "kubeconfig" without reading the Secret."""
-    xr = civo_xr()
-    xr["status"] = {"secrets": established("kubeconfig")["secrets"]}
-    rsp = run(
-        request(
-            xr,
-            expected.autoscaled_pool_up(),
-            {REQUIREMENT: [civo_connection_secret("attribute.kubeconfig")]},
-        )
-    )
+    xr = {**civo_xr(), "status": {"secrets": established("kubeconfig")["secrets"]}}
+    rsp = run(request(xr, expected.autoscaled_pool_up(), civo_required("attribute.kubeconfig")))
     assert REQUIREMENT in rsp.requirements.resources
     assert xr_status(rsp)["secrets"][0]["key"] == "attribute.kubeconfig"
 
