@@ -21,10 +21,12 @@ from harness.fixtures import ORG_TOKEN, civo_xr, coreweave_xr, request
 from tests.test_memo import converged_civo, converged_coreweave
 
 Sample = tuple[str, tuple[tuple[str, str], ...]]
+# A runner and the URL its metrics are scraped from.
+Endpoint = tuple[runner.FunctionRunner, str]
 
 
 @pytest.fixture
-def endpoint() -> Iterator[tuple[runner.FunctionRunner, str]]:
+def endpoint() -> Iterator[Endpoint]:
     """A runner counting into fresh metrics, served on a free loopback port."""
     counted = metrics.Metrics()
     served = metrics.serve(counted, "127.0.0.1:0")
@@ -91,9 +93,7 @@ def mixed_calls() -> list[fnv1.RunFunctionRequest]:
     ]
 
 
-def test_a_known_mix_of_calls_is_counted_exactly(
-    endpoint: tuple[runner.FunctionRunner, str],
-) -> None:
+def test_a_known_mix_of_calls_is_counted_exactly(endpoint: Endpoint) -> None:
     served, url = endpoint
     calls = mixed_calls()
     # The endpoint's servicer has a memo of its own (not the one the fixtures converged
@@ -121,7 +121,7 @@ def test_a_known_mix_of_calls_is_counted_exactly(
 
 
 def test_an_internal_fault_is_fatal_and_counted_by_its_type(
-    endpoint: tuple[runner.FunctionRunner, str], monkeypatch: pytest.MonkeyPatch
+    endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     served, url = endpoint
 
@@ -155,7 +155,7 @@ def test_an_internal_fault_is_fatal_and_counted_by_its_type(
     ids=["unknown-kind", "other-version", "none", "hostile"],
 )
 def test_labels_stay_bounded_whatever_a_request_names(
-    endpoint: tuple[runner.FunctionRunner, str], api_version: str, kind: str
+    endpoint: Endpoint, api_version: str, kind: str
 ) -> None:
     served, url = endpoint
     xr = {**coreweave_xr(), "apiVersion": api_version, "kind": kind}
@@ -170,9 +170,7 @@ def test_labels_stay_bounded_whatever_a_request_names(
         assert private not in text
 
 
-def test_every_bounded_series_exists_from_the_start(
-    endpoint: tuple[runner.FunctionRunner, str],
-) -> None:
+def test_every_bounded_series_exists_from_the_start(endpoint: Endpoint) -> None:
     """A rate() over a series that appears with its first event would miss that event."""
     _, url = endpoint
     found = samples(scrape(url))
