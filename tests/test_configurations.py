@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,11 +22,10 @@ from hack.configurations import (
 )
 from harness.e2e.binaries import release_order, versions
 from harness.e2e.packages import proven_provider_kubernetes
-from harness.example_sets import example_sets
+from harness.example_sets import ROOT, example_sets
 from harness.package_names import CONFIGURATION_CLOUDS, dependency_name
 from harness.validator import shared_crds_dir
 
-ROOT = Path(__file__).resolve().parents[1]
 RELEASE = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 FUNCTION_PACKAGE = "xpkg.upbound.io/modelplane/function-inference-clusters"
 # The provider packages each cloud depends on, and the range each admits: provider-kubernetes

@@ -5,7 +5,6 @@ was installed by hand or by the Configuration packages."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +13,9 @@ import yaml
 from function import addresses, health, metrics
 from hack.configurations import HAND_INSTALLED_FUNCTION, packaged_function_name
 from harness.e2e.operability import CROSSPLANE_CORE_SERIES
+from harness.example_sets import ROOT
 from harness.promql import exported_labels, series_names
 
-ROOT = Path(__file__).resolve().parents[1]
 # The ports the function serves by default: the runtime config relies on them, sets no flag.
 METRICS_PORT = addresses.split(metrics.DEFAULT_ADDRESS)[1]
 HEALTH_PORT = addresses.split(health.DEFAULT_ADDRESS)[1]

@@ -17,7 +17,6 @@ label values the function (function/metrics.py) or Crossplane core exports.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import yaml
@@ -25,9 +24,9 @@ import yaml
 from function import metrics
 from harness.doc_commands import sections
 from harness.e2e.operability import CROSSPLANE_CORE_SERIES
+from harness.example_sets import ROOT
 from harness.promql import exported_labels, series_names
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # Where a doc may name the hand-installed Function: what it says about the hand install.
 HAND_INSTALL_SECTIONS = {

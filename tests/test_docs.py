@@ -16,9 +16,8 @@ import yaml
 
 from hack import render as render_script
 from harness import doc_commands
-from harness.example_sets import example_set
+from harness.example_sets import ROOT, example_set
 
-ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 TROUBLESHOOTING = DOCS / "troubleshooting.md"
 PAGES = sorted(

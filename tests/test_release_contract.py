@@ -24,9 +24,8 @@ import yaml
 
 from hack import render as render_script
 from harness.e2e.releases import export, pinned
-from harness.example_sets import STAGES, example_sets
+from harness.example_sets import ROOT, STAGES, example_sets
 
-ROOT = Path(__file__).resolve().parents[1]
 RESOURCE_KEY = "crossplane.io/composition-resource-name"
 EXTERNAL_NAME = "crossplane.io/external-name"
 # Keys this version stops composing on purpose, each with why; only Usages may be retired,
