@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from harness.fixtures import (
+    CIVO_KUBECONFIG,
     CIVO_SECRET_NAME,
     civo_connection_secret,
     civo_required,
@@ -31,13 +32,15 @@ def helm_key(rsp: Any) -> str | None:
     return None if config is None else config["spec"]["credentials"]["secretRef"]["key"]
 
 
+def published(key: str) -> dict[str, Any]:
+    """The XR status naming the connection Secret's key that holds the kubeconfig."""
+    return {"secrets": [{"type": "Kubeconfig", "name": CIVO_SECRET_NAME, "key": key}]}
+
+
 def secret_with(data: dict[str, str]) -> dict[str, Any]:
     secret = civo_connection_secret()
     secret["data"] = {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}
     return secret
-
-
-KUBECONFIG = base64.b64decode(civo_connection_secret()["data"]["kubeconfig"]).decode()
 
 
 @pytest.mark.parametrize(
@@ -57,7 +60,7 @@ KUBECONFIG = base64.b64decode(civo_connection_secret()["data"]["kubeconfig"]).de
             id="both-keys-prefer-kubeconfig",
         ),
         pytest.param(
-            [secret_with({"kubeconfig": "", "attribute.kubeconfig": KUBECONFIG})],
+            [secret_with({"kubeconfig": "", "attribute.kubeconfig": CIVO_KUBECONFIG})],
             "attribute.kubeconfig",
             None,
             id="empty-kubeconfig-key-is-not-a-kubeconfig",
@@ -104,9 +107,7 @@ def test_the_key_that_holds_a_kubeconfig_is_published(
         assert helm_key(rsp) is None
         assert "cluster-autoscaler" not in desired(rsp)
     else:
-        assert xr_status(rsp) == {
-            "secrets": [{"type": "Kubeconfig", "name": CIVO_SECRET_NAME, "key": key}]
-        }
+        assert xr_status(rsp) == published(key)
         assert conditions(rsp)["ClusterAccess"] == (
             "True",
             "Available",
@@ -127,27 +128,21 @@ def test_nothing_is_read_before_the_cluster_exists() -> None:
     assert xr_status(rsp) == {}
 
 
-def established(key: str) -> dict[str, Any]:
-    return {
-        "secrets": [{"type": "Kubeconfig", "name": CIVO_SECRET_NAME, "key": key}],
-        "conditions": [{"type": "ClusterAccess", "status": "True", "reason": "Available"}],
-    }
-
-
 @pytest.mark.parametrize("key", ["kubeconfig", "attribute.kubeconfig"])
 def test_a_key_found_once_is_kept_without_reading_again(key: str) -> None:
-    xr = {**civo_xr(), "status": established(key)}
+    available = {"type": "ClusterAccess", "status": "True", "reason": "Available"}
+    xr = {**civo_xr(), "status": {**published(key), "conditions": [available]}}
     state = expected.autoscaled_pool_up()
     state["civo-cluster"]["status"] = {}  # even while the cluster's status flaps
     rsp = run(request(xr, state))
     assert not rsp.requirements.resources, "one call per reconcile once the key is known"
-    assert xr_status(rsp) == {k: v for k, v in established(key).items() if k == "secrets"}
+    assert xr_status(rsp) == published(key)
     assert helm_key(rsp) == key
 
 
 def test_status_from_an_older_version_is_verified_by_reading_the_secret() -> None:
     """Before this check the function published key "kubeconfig" without reading the Secret."""
-    xr = {**civo_xr(), "status": {"secrets": established("kubeconfig")["secrets"]}}
+    xr = {**civo_xr(), "status": published("kubeconfig")}
     rsp = run(request(xr, expected.autoscaled_pool_up(), civo_required("attribute.kubeconfig")))
     assert REQUIREMENT in rsp.requirements.resources
     assert xr_status(rsp)["secrets"][0]["key"] == "attribute.kubeconfig"
