@@ -31,21 +31,12 @@ def test_never_collected():
 
 
 def run(tmp_path: Path, source: str, required: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "test_skipping.py").write_text(source)
+    test_file = tmp_path / "test_skipping.py"
+    test_file.write_text(source)
     env = {**os.environ, "FIC_TOOLS_REQUIRED": required, "PYTHONPATH": str(ROOT)}
+    plugins = ["-p", "no:cacheprovider", "-p", "harness.required_tools"]
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "harness.required_tools",
-            "-rA",
-            str(tmp_path / "test_skipping.py"),
-        ],
+        [sys.executable, "-m", "pytest", "-q", *plugins, "-rA", str(test_file)],
         cwd=tmp_path,
         env=env,
         capture_output=True,
