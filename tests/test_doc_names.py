@@ -171,13 +171,12 @@ XR_COMMAND = re.compile(
 
 def xrs_created() -> set[tuple[str, str, str]]:
     """(kind, namespace, name) of every XR an examples/ folder creates."""
-    found = set()
-    for path in sorted((ROOT / "examples").glob("*/xr.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc:
-                meta = doc["metadata"]
-                found.add((doc["kind"].lower(), meta["namespace"], meta["name"]))
-    return found
+    return {
+        (doc["kind"].lower(), doc["metadata"]["namespace"], doc["metadata"]["name"])
+        for path in sorted((ROOT / "examples").glob("*/xr.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if doc
+    }
 
 
 def named_xrs() -> list[tuple[str, str, str, str]]:
