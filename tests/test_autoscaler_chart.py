@@ -83,16 +83,11 @@ def expected_image(example: ExampleSet, stage: str) -> str:
 
 
 def render(release: dict[str, Any], archive: Path, tmp: Path) -> list[dict[str, Any]]:
+    for_provider = release["spec"]["forProvider"]
     values = tmp / "values.yaml"
-    values.write_text(yaml.safe_dump(release["spec"]["forProvider"]["values"]))
-    command = [
-        str(helm()),
-        "template",
-        "cluster-autoscaler",
-        str(archive),
-        f"--namespace={release['spec']['forProvider']['namespace']}",
-        f"--values={values}",
-    ]
+    values.write_text(yaml.safe_dump(for_provider["values"]))
+    template = [str(helm()), "template", "cluster-autoscaler", str(archive)]
+    command = [*template, f"--namespace={for_provider['namespace']}", f"--values={values}"]
     result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
     assert result.returncode == 0, f"$ {shlex.join(command)}\n{result.stderr}"
     return [d for d in yaml.safe_load_all(result.stdout) if d]
