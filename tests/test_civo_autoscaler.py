@@ -41,12 +41,7 @@ UNKNOWN_MINOR = (
     ("spec_version", "reported", "chart", "want", "warnings"),
     [
         pytest.param(
-            "1.34.1-k3s1",
-            {},
-            None,
-            {**BASE, "image": {"tag": "v1.34.5"}},
-            [],
-            id="minor-from-spec",
+            "1.34.1-k3s1", {}, None, {**BASE, "image": {"tag": "v1.34.5"}}, [], id="minor-from-spec"
         ),
         pytest.param(
             None,
