@@ -93,8 +93,6 @@ def _kind(ready: tuple[float, ...], created: int = 4) -> KindFigures:
         calls=8,
         memoised=8,
         as_expected=4,
-        breaker_events=2,
-        breaker_opened=3,
     )
 
 

@@ -46,10 +46,6 @@ class KindFigures:
     without_reconcile: int = 0
     # Watch events in the window that changed something (not only the Responsive condition).
     real_changes: int = 0
-    # Watch events in the window that were only Crossplane's circuit breaker (Responsive).
-    breaker_events: int = 0
-    # XRs that reported Responsive=False (watch circuit open) at some point before the window.
-    breaker_opened: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -603,16 +599,6 @@ def render(run: Run) -> str:
         _bullets(run.off_figure, "none"),
         "## Memo hit ratio in the idle window",
         _bullets(_memo_lines(run.memo), ""),
-        "## Circuit breaker",
-        _bullets(
-            [
-                f"{k.kind}: {k.breaker_opened} of {k.created} XRs reported Responsive=False "
-                f"(WatchCircuitOpen) during bring-up; {k.breaker_events} breaker-only events "
-                "in the window"
-                for k in run.kinds
-            ],
-            "no XR kinds",
-        ),
         "## Errors",
         _bullets(run.errors, "none seen"),
         "## CPU per converged XR-hour, and memory",

@@ -220,7 +220,7 @@ def per_kind(
         at_figure = found.reconciles > 0 and found.every_reconcile_took(figure)
         if not at_figure:
             off_figure.append(f"{member.described}: {found}")
-        real, breaker = _window_changes(log, member, start.usages.at, end.usages.at)
+        real = _window_changes(log, member, start.usages.at, end.usages.at)
         changes_seen += [
             f"{c.type} {c.kind} {c.namespace}/{c.name} rv={c.resource_version} {c.conditions}"
             for c in real
@@ -235,8 +235,6 @@ def per_kind(
             as_expected=int(at_figure),
             without_reconcile=int(found.reconciles == 0),
             real_changes=len(real),
-            breaker_events=len(breaker),
-            breaker_opened=int(_breaker_opened(log, member, start.usages.at)),
         )
     return [
         KindFigures(
@@ -251,19 +249,8 @@ def per_kind(
     ]
 
 
-def _window_changes(
-    log: WatchLog, member: Member, start: float, end: float
-) -> tuple[list[Change], list[Change]]:
-    """(real changes, breaker-only events) of the XR and what it composed in the window."""
+def _window_changes(log: WatchLog, member: Member, start: float, end: float) -> list[Change]:
+    """The real changes of the XR and what it composed in the window: not Crossplane's
+    circuit-breaker bookkeeping (the Responsive condition alone)."""
     history = log.of(member.name, member.kind.kind)
-    return explain([c for c in history if start <= c.at <= end], history)
-
-
-def _breaker_opened(log: WatchLog, member: Member, before: float) -> bool:
-    return any(
-        c.kind == member.kind.kind
-        and c.name == member.name
-        and c.at < before
-        and any(cond[0] == "Responsive" and cond[1] == "False" for cond in c.conditions)
-        for c in log.of(member.name, member.kind.kind)
-    )
+    return explain([c for c in history if start <= c.at <= end], history)[0]
