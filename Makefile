@@ -124,6 +124,6 @@ e2e: $(STAMP) controlplane validator xpkg previous-release
 
 .PHONY: fleet
 
-## fleet: FLEET_SIZE (default 32) CoreWeaveClusters and CivoClusters to Ready on the e2e control plane (the primary engine; Crossplane at --max-reconcile-rate FLEET_RECONCILE_RATE, default 100), an idle window, then deleted: time to Ready, calls per reconcile, memo hits, CPU per XR-hour, the function's CPU per call in bring-up and at rest -> bench/fleet.md (not in CI; under 30 minutes on 2 cores)
+## fleet: FLEET_SIZE (default 32) CoreWeaveClusters and CivoClusters to Ready on the e2e control plane (the primary engine; Crossplane at --max-reconcile-rate FLEET_RECONCILE_RATE, default 100), an idle window, then deleted: time to Ready, calls per reconcile, memo hits, CPU per XR-hour -> bench/fleet.md (not in CI; under 30 minutes on 2 cores)
 fleet: $(STAMP) controlplane
 	$(BIN)/python -m hack.fleet

@@ -16,7 +16,6 @@ completed; 1 otherwise (the report says what happened); 2 when the binaries are 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import math
 import os
@@ -25,21 +24,16 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 
-from hack.fleet import about, bench, errors, fakecloud, lifecycle, window
+from hack.fleet import about, errors, fakecloud, lifecycle, window
 from hack.fleet.errors import Found
 from hack.fleet.fakecloud import CountingKube
 from hack.fleet.report import (
-    BRING_UP,
     CROSSPLANE_RECONCILE_RATE,
-    IDLE_WINDOW,
-    UPKEEP,
     KindFigures,
     Run,
     fmt,
-    per_call,
     percentile,
     ratio,
     render,
@@ -58,9 +52,6 @@ DEFAULT_SIZE = 32
 # Two reconcile periods (the e2e idle window twice): every XR reconciles at least twice, and
 # the CPU figures cover more than one poll of each.
 WINDOW_SECONDS = 2 * IDLE_WINDOW_SECONDS
-# The function's CPU with no XR, before the fleet: /proc counts in 10 ms ticks, so 30 s resolves
-# an upkeep to about 0.3 ms a second.
-UPKEEP_SECONDS = 30.0
 # `make fleet` must finish within 30 minutes on 2 cores: bring-up takes about 2, the window and
 # its settling up to 7, deletion up to 5; this is what is left for the fleet to become Ready.
 CONVERGE_SECONDS = 900
@@ -228,7 +219,6 @@ def main(argv: list[str] | None = None) -> int:
         reconcile_rate=args.reconcile_rate,
         window_seconds=args.window,
         work_dir=str(work),
-        bench=bench.concurrent(),
     )
     suite: Suite | None = None
     succeeded = False
@@ -257,23 +247,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if succeeded else 1
 
 
-@contextlib.contextmanager
-def _phase(run: Run, suite: Suite, phase: str) -> Iterator[window.Usages]:
-    """Adds the block to `run` as `phase` of the function's per-call figures: its calls, and the
-    CPU of every process, from before the block to after it; yields the usages at its start."""
-    log_dir = suite.plane.processes.log_dir
-    counters_before = window.function_counters(window.scrape_function(suite))
-    before = window.usages_now(log_dir)
-    yield before
-    after = window.usages_now(log_dir)
-    # Right after the usages: calls keep arriving, and both readings must close the same span.
-    counters_after = window.function_counters(window.scrape_function(suite))
-    costs = window.costs(before, after, None)
-    run.per_call.append(
-        per_call(phase, after.at - before.at, counters_before, counters_after, costs)
-    )
-
-
 def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namespace) -> bool:
     """Creates the fleet, waits for Ready, measures the idle window; fills `run`. True when the
     whole fleet converged and nothing changed in the window."""
@@ -281,17 +254,14 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     # The fake cloud's requests, counted: its share of the API server's load.
     suite.cloud.api = CountingKube(suite.plane)
     names = {m.name for m in members}
-    say(f"the function with no XR, {UPKEEP_SECONDS:g} s ...")
-    with _phase(run, suite, UPKEEP):
-        time.sleep(UPKEEP_SECONDS)
     say(f"creating {len(members)} XRs ...")
-    with _phase(run, suite, BRING_UP) as bring_up_started:
-        sent = lifecycle.create(api, members)
-        ready = lifecycle.wait_ready(api, members, args.converge_timeout)
-    run.bring_up_seconds = run.per_call[-1].seconds
+    bring_up_started = time.monotonic()
+    sent = lifecycle.create(api, members)
+    ready = lifecycle.wait_ready(api, members, args.converge_timeout)
+    run.bring_up_seconds = time.monotonic() - bring_up_started
     sent_within = max(sent.values()) - min(sent.values())
     took = lifecycle.ready_seconds(log, members, sent)
-    harness_notes(run, suite, members, sent_within, bring_up_started.at)
+    harness_notes(run, suite, members, sent_within, bring_up_started)
     if ready != names:
         say(f"only {len(ready)} of {len(members)} XRs Ready after {args.converge_timeout:.0f} s")
         run.kinds = bring_up_only(members, took, suite.engine)
@@ -339,15 +309,6 @@ def idle(
     run.kinds = window.per_kind(suite, members, took, first, last, changes_seen, run.off_figure)
     run.costs = window.costs(first.usages, last.usages, sample_errors)
     run.memo = window.memo(first, last)
-    run.per_call.append(
-        per_call(
-            IDLE_WINDOW,
-            run.window_seconds,
-            window.function_counters(first.function_text, first.function_metrics),
-            window.function_counters(last.function_text, last.function_metrics),
-            run.costs,
-        )
-    )
     requests = last.fake_cloud_requests - first.fake_cloud_requests
     run.notes.append(
         f"Fake cloud API requests in the window: {requests} "

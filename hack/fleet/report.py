@@ -11,19 +11,9 @@ SECONDS_PER_HOUR = 3600.0
 MIB = 1024 * 1024
 # The repository's Markdown wraps prose at 100 columns; tables stay one row per line.
 WIDTH = 100
-MICROSECONDS_PER_SECOND = 1_000_000
 # Crossplane core's own default for --max-reconcile-rate (v2.4.0, cmd/crossplane/core/core.go):
 # what a control plane runs unless its operator sets the flag.
 CROSSPLANE_RECONCILE_RATE = 100
-# The docs' en dash (as an escape: ruff flags the character in code).
-DASH = "\u2013"
-# The phases PerCall rows are named by, as the report's tables and prose name them.
-BRING_UP = "bring-up"
-IDLE_WINDOW = "idle window"
-# Each phase as the prose says when something happened in it.
-# Before the first XR: the function process with no calls, what it costs to keep running.
-UPKEEP = "no XRs yet (upkeep)"
-IN_PHASE = {BRING_UP: "in bring-up", IDLE_WINDOW: "in the idle window", UPKEEP: "with no XRs"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,72 +66,6 @@ class Memo:
         return (self.metric_calls, self.metric_hits) == (self.log_calls, self.log_hits)
 
 
-@dataclasses.dataclass(frozen=True)
-class FunctionCounters:
-    """The function's own counters at one instant (its metrics endpoint)."""
-
-    calls: int
-    memo_hits: int
-    # inference_clusters_call_seconds_sum: the seconds every call so far spent in the function.
-    call_seconds: float
-
-
-@dataclasses.dataclass(frozen=True)
-class PerCall:
-    """The function's work in one phase of the run: calls and memo hits from its counters read
-    at the phase's edges, CPU from /proc over the same span."""
-
-    phase: str
-    seconds: float
-    calls: int
-    memo_hits: int
-    cpu_seconds: float
-    # Seconds the phase's calls spent in the function, from the decoded request to the
-    # serialized answer, summed. It runs them one at a time on its event loop, so over `seconds`
-    # this is how busy composing kept it.
-    call_seconds: float
-    # CPU every process the cost tables list used over the phase, the function's included: what
-    # its calls shared the machine's cores with.
-    machine_cpu_seconds: float
-
-
-def per_call(
-    phase: str,
-    seconds: float,
-    start: FunctionCounters,
-    end: FunctionCounters,
-    costs: Sequence[Cost],
-) -> PerCall:
-    """The function's calls between two readings of its counters, beside the CPU its row of
-    `costs` (taken over the same span) used, and all the rows together."""
-    cpu = next((c.cpu_seconds for c in costs if c.role == "function"), math.nan)
-    return PerCall(
-        phase=phase,
-        seconds=seconds,
-        calls=end.calls - start.calls,
-        memo_hits=end.memo_hits - start.memo_hits,
-        cpu_seconds=cpu,
-        call_seconds=end.call_seconds - start.call_seconds,
-        machine_cpu_seconds=sum(c.cpu_seconds for c in costs),
-    )
-
-
-@dataclasses.dataclass(frozen=True)
-class BenchConcurrent:
-    """The bench's heaviest concurrent load, whose CPU per call docs/operations.md sizes
-    replicas with (bench/results.md, read as hack/bench/docs.py reads it)."""
-
-    date: str
-    callers: int
-    fleet: int
-    # The function's server CPU µs per call, by XR kind, for requests with metadata noise.
-    cpu_us_per_call: dict[str, int]
-    # The same, called one at a time (the serial phase) over its largest fleet, serial_fleet: a
-    # converged fleet's calls at rest come about that way.
-    serial_cpu_us_per_call: dict[str, int] = dataclasses.field(default_factory=dict)
-    serial_fleet: int = 0
-
-
 @dataclasses.dataclass
 class Run:
     command: str
@@ -168,10 +92,6 @@ class Run:
     problems_in_window: int | None = None
     # Each XR whose reconciles in the window did not all take the engine's figure, and how.
     off_figure: list[str] = dataclasses.field(default_factory=list)
-    # The function's calls and CPU in bring-up and in the idle window, as far as the run got.
-    per_call: list[PerCall] = dataclasses.field(default_factory=list)
-    # What bench/results.md measured under concurrent callers; None when it could not be read.
-    bench: BenchConcurrent | None = None
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -347,163 +267,6 @@ def _memo_lines(memo: Memo | None) -> list[str]:
     ]
 
 
-def _percent(part: float, whole: float, digits: int = 1) -> str:
-    share = 100 * ratio(part, whole)
-    return "n/a" if math.isnan(share) else f"{share:.{digits}f} %"
-
-
-def _us_per_call(figures: PerCall) -> float:
-    return MICROSECONDS_PER_SECOND * ratio(figures.cpu_seconds, figures.calls)
-
-
-def upkeep_per_second(phases: Sequence[PerCall]) -> float:
-    """The function's CPU seconds per second with no calls (NaN: not measured)."""
-    found = next((p for p in phases if p.phase == UPKEEP), None)
-    return ratio(found.cpu_seconds, found.seconds) if found is not None else math.nan
-
-
-def _above_upkeep(figures: PerCall, upkeep: float) -> float:
-    """CPU µs per call beyond what the process spends anyway over the phase's seconds."""
-    return MICROSECONDS_PER_SECOND * ratio(
-        figures.cpu_seconds - upkeep * figures.seconds, figures.calls
-    )
-
-
-# The per-call table: each column's header, and its cell for one phase given the upkeep (the
-# function's CPU seconds per second with no calls).
-PER_CALL_COLUMNS: tuple[tuple[str, Callable[[PerCall, float], str]], ...] = (
-    ("phase", lambda p, _: p.phase),
-    ("seconds", lambda p, _: fmt(p.seconds, 0)),
-    ("calls", lambda p, _: str(p.calls)),
-    ("memo hits", lambda p, _: str(p.memo_hits)),
-    ("hit share", lambda p, _: _percent(p.memo_hits, p.calls)),
-    ("function CPU s", lambda p, _: fmt(p.cpu_seconds, 2)),
-    ("CPU µs per call", lambda p, _: fmt(_us_per_call(p), 0)),
-    ("beyond upkeep, µs per call", lambda p, upkeep: fmt(_above_upkeep(p, upkeep), 0)),
-    ("calls per second", lambda p, _: fmt(ratio(p.calls, p.seconds), 2)),
-    (
-        "in calls, µs per call",
-        lambda p, _: fmt(MICROSECONDS_PER_SECOND * ratio(p.call_seconds, p.calls), 0),
-    ),
-    # A converged call spends about 50 µs in the function: its share of a quiet window is
-    # hundredths of a percent.
-    ("in calls, share of the phase", lambda p, _: _percent(p.call_seconds, p.seconds, 2)),
-)
-
-
-def per_call_row(figures: PerCall, upkeep: float = math.nan) -> list[str]:
-    return [cell(figures, upkeep) for _, cell in PER_CALL_COLUMNS]
-
-
-def per_call_method(reconcile_rate: int, size: int) -> str:
-    """How many XRs of a kind Crossplane could reconcile, and so call the function, at once."""
-    at_once = (
-        "every XR of a kind can reconcile, and call the function, at the same time"
-        if reconcile_rate >= size
-        else f"at most {reconcile_rate} of the {size} XRs of a kind reconcile at the same time"
-    )
-    return (
-        "How many calls Crossplane had in flight at once is not measured. Crossplane ran with "
-        f"`--max-reconcile-rate={reconcile_rate}`: with {size} XRs of each kind, {at_once}."
-    )
-
-
-def _times(us_per_call: float, by_kind: dict[str, int]) -> str:
-    """A figure over the bench's CPU per call by kind, as one ratio or the range over kinds."""
-    ratios = sorted(ratio(us_per_call, us) for us in by_kind.values())
-    if not ratios:
-        return "n/a"
-    low, high = fmt(ratios[0], 1), fmt(ratios[-1], 1)
-    return f"{low} times" if low == high else f"{low}{DASH}{high} times"
-
-
-def per_call_comparison(
-    phases: Sequence[PerCall], bench: BenchConcurrent | None, cores: str
-) -> str:
-    """Bring-up's CPU per call beside the idle window's and the bench's concurrent figure, and
-    what the function did here that the bench's does not."""
-    by_phase = {p.phase: p for p in phases}
-    bring_up, idle = by_phase.get(BRING_UP), by_phase.get(IDLE_WINDOW)
-    if bring_up is None:
-        return "No per-call figures: the run stopped before the fleet was created."
-    during = _us_per_call(bring_up)
-    said = f"Bring-up cost the function {fmt(during, 0)} µs of CPU per call " + (
-        f"({_percent(bring_up.memo_hits, bring_up.calls)} memo hits)"
-    )
-    if idle is None:
-        sentences = [f"{said}; the run had no idle window to set it beside."]
-    else:
-        resting = _us_per_call(idle)
-        sentences = [
-            f"{said}, {fmt(ratio(during, resting), 1)} times the idle window's "
-            f"{fmt(resting, 0)} µs ({_percent(idle.memo_hits, idle.calls)} memo hits). A hit "
-            "replays the XR's previous answer where a miss composes afresh, and the window's "
-            "figure also carries what the process spends between calls (its gRPC server, its "
-            f"metrics) spread over {fmt(ratio(idle.calls, idle.seconds), 2)} calls a second."
-        ]
-    upkeep = upkeep_per_second(phases)
-    beyond = [p for p in (bring_up, idle) if p is not None]
-    if not math.isnan(upkeep):
-        measured = by_phase[UPKEEP]
-        above = " and ".join(
-            f"{fmt(_above_upkeep(p, upkeep), 0)} µs {IN_PHASE[p.phase]}" for p in beyond
-        )
-        sentences.append(
-            f"With no XR the process used {fmt(upkeep * 1000, 2)} ms of CPU a second (measured "
-            f"for {fmt(measured.seconds, 0)} s before the first XR: its gRPC server, its "
-            "metrics and health endpoints, the interpreter); beyond that upkeep a call cost "
-            f"{above}."
-        )
-    if bench is None:
-        sentences.append(
-            "bench/results.md could not be read, so there is no bench figure beside these "
-            "(`make bench` writes it)."
-        )
-    else:
-        cited = " and ".join(f"{us} µs ({kind})" for kind, us in bench.cpu_us_per_call.items())
-        compared = f"bring-up here cost {_times(during, bench.cpu_us_per_call)} that"
-        if idle is not None:
-            compared += f", the idle window {_times(_us_per_call(idle), bench.cpu_us_per_call)}"
-        if not math.isnan(upkeep):
-            compared += ", and beyond the upkeep " + ", ".join(
-                f"{_times(_above_upkeep(p, upkeep), bench.cpu_us_per_call)} {IN_PHASE[p.phase]}"
-                for p in beyond
-            )
-        sentences.append(
-            f"The bench's heaviest concurrent load ({bench.callers} callers over a fleet of "
-            f"{bench.fleet} XRs, requests with metadata noise, every call a memo hit; "
-            f"[`bench/results.md`](results.md) of {bench.date}), the figure docs/operations.md "
-            f"sizes replicas with, cost the function {cited} per call: {compared}."
-        )
-        if idle is not None and bench.serial_cpu_us_per_call:
-            serial = " and ".join(
-                f"{us} µs ({kind})" for kind, us in bench.serial_cpu_us_per_call.items()
-            )
-            at_rest = _us_per_call(idle) if math.isnan(upkeep) else _above_upkeep(idle, upkeep)
-            sentences.append(
-                f"Bring-up here averaged {fmt(ratio(bring_up.calls, bring_up.seconds), 2)} calls "
-                f"a second and the idle window {fmt(ratio(idle.calls, idle.seconds), 2)}, one "
-                "call at a time as in the bench's serial phase, where a call cost "
-                f"{serial} over {bench.serial_fleet} XRs: the idle window "
-                + ("" if math.isnan(upkeep) else "beyond its upkeep ")
-                + f"cost {_times(at_rest, bench.serial_cpu_us_per_call)} that."
-            )
-    first, *rest = (
-        (fmt(ratio(p.machine_cpu_seconds, p.seconds), 1), IN_PHASE.get(p.phase, p.phase))
-        for p in phases
-    )
-    busy = f"{first[0]} of them busy on average {first[1]}" + "".join(
-        f" and {cores_busy} {when}" for cores_busy, when in rest
-    )
-    sentences.append(
-        "The function here also runs at --debug, logging a line per call (the calls per "
-        "reconcile above are counted from them), which the bench's does not, and shares the "
-        "machine's "
-        f"{cores} cores with every process the CPU tables list: together they kept {busy}."
-    )
-    return " ".join(sentences)
-
-
 def headline(run: Run) -> list[str]:
     """The figures a reader wants first, one line each."""
     xrs = sum(k.created for k in run.kinds)
@@ -522,17 +285,6 @@ def headline(run: Run) -> list[str]:
             )
             + f"; memo answered {fmt(100 * ratio(run.memo.metric_hits, run.memo.metric_calls))} "
             f"% of calls; {sum(k.real_changes for k in run.kinds)} changes."
-        )
-    if run.per_call:
-        lines.append(
-            "Function CPU per call: "
-            + "; ".join(
-                f"{p.phase} {fmt(_us_per_call(p), 0)} µs ({_percent(p.memo_hits, p.calls)} memo "
-                f"hits, {fmt(ratio(p.calls, p.seconds), 2)} calls a second)"
-                for p in run.per_call
-                if p.calls
-            )
-            + "."
         )
     function = _function_cost(run)
     plane = sum(c.cpu_seconds for c in run.costs if c.control_plane)
@@ -553,7 +305,6 @@ def headline(run: Run) -> list[str]:
 
 def render(run: Run) -> str:
     xrs = sum(k.created for k in run.kinds)
-    upkeep = upkeep_per_second(run.per_call)
     function = _function_cost(run)
     function_memory = (
         f"Function RSS at the window's end: **{mib(function.rss_bytes)} MiB** "
@@ -604,13 +355,6 @@ def render(run: Run) -> str:
         "## CPU per converged XR-hour, and memory",
         table(COST_HEADER, cost_rows(run.costs, xrs, run.window_seconds)),
         wrap(function_memory),
-        "## The function per call: bring-up beside the idle window",
-        table(
-            [header for header, _ in PER_CALL_COLUMNS],
-            [per_call_row(p, upkeep) for p in run.per_call],
-        ),
-        wrap(per_call_method(run.reconcile_rate, run.size)),
-        wrap(per_call_comparison(run.per_call, run.bench, run.machine.get("cores", "?"))),
         "## Deletion",
         _bullets(run.deletion, "not attempted"),
         "## How to read these figures when sizing a control plane",

@@ -13,7 +13,7 @@ import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
 from hack.fleet.fakecloud import CountingKube
-from hack.fleet.report import Cost, FunctionCounters, KindFigures, Memo
+from hack.fleet.report import Cost, KindFigures, Memo
 from hack.fleet.xrs import Member
 from harness.e2e.calls import Call, read_calls, read_reconciles, reconciles_of
 from harness.e2e.operability import Counted, counted, counts_match_log, logged, scrape
@@ -46,8 +46,6 @@ ROLES: tuple[tuple[str, str, bool], ...] = (
     # Usages.harness, read under this name as a process of its own.
     (HARNESS_ROLE, HARNESS_ROLE, False),
 )
-# The function's histogram of the time each call spent in it: its sum is every call's seconds.
-CALL_SECONDS_SUM = "inference_clusters_call_seconds_sum"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,18 +79,6 @@ class Sample:
     function_logged: Counted
     function_text: str
     fake_cloud_requests: int
-
-
-def scrape_function(suite: Suite) -> str:
-    """The function's metrics, now."""
-    return scrape(suite.runtime.side_ports[FUNCTION_PROCESS])
-
-
-def function_counters(text: str, calls: Counted | None = None) -> FunctionCounters:
-    """The calls, memo hits and call seconds a scrape of the function counts; `calls` instead of
-    the scrape's own calls and hits, where they were checked against the function's log."""
-    calls = calls or counted(text)
-    return FunctionCounters(calls.calls, calls.memo_hits, sum_series(text, CALL_SECONDS_SUM))
 
 
 def take(suite: Suite, errors: list[str]) -> Sample:
@@ -136,12 +122,10 @@ def _role_of(name: str) -> tuple[str, bool] | None:
     return None
 
 
-def costs(start: Usages, end: Usages, errors: list[str] | None) -> list[Cost]:
-    """CPU each role used between two readings, and its memory at the second.
-
-    With `errors`, a process that is not the same one at both readings (it exited or was
-    restarted) is an error there, not a cost; without, one that started in between (a Civo
-    cluster's API server, during bring-up) counts from its start."""
+def costs(start: Usages, end: Usages, errors: list[str]) -> list[Cost]:
+    """CPU each role used between two readings, and its memory at the second. A process that is
+    not the same one at both readings (it exited or was restarted) is an error in `errors`, not
+    a cost."""
     totals: dict[str, Cost] = {}
     starts = {**start.usage, HARNESS_ROLE: start.harness}
     for name, used in {**end.usage, HARNESS_ROLE: end.harness}.items():
@@ -151,10 +135,8 @@ def costs(start: Usages, end: Usages, errors: list[str] | None) -> list[Cost]:
         role, control_plane = found
         before = starts.get(name)
         if before is None or before.pid != used.pid:
-            if errors is not None:
-                errors.append(f"process {name} was not the same process at the window's start")
-                continue
-            before = dataclasses.replace(used, cpu_seconds=0.0)
+            errors.append(f"process {name} was not the same process at the window's start")
+            continue
         so_far = totals.get(role, Cost(role, 0, 0.0, 0, 0, control_plane))
         totals[role] = Cost(
             role,
@@ -164,9 +146,8 @@ def costs(start: Usages, end: Usages, errors: list[str] | None) -> list[Cost]:
             so_far.peak_rss_bytes + used.peak_rss_bytes,
             control_plane,
         )
-    if errors is not None:
-        for name in start.usage.keys() - end.usage.keys():
-            errors.append(f"process {name} exited during the idle window")
+    for name in start.usage.keys() - end.usage.keys():
+        errors.append(f"process {name} exited during the idle window")
     return [totals[role] for role, _, _ in ROLES if role in totals]
 
 
