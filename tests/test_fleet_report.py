@@ -129,7 +129,7 @@ def _run() -> Run:
         window_seconds=1800.0,
         kinds=[_kind((10.0, 20.0), created=2), _kind((30.0, 40.0), created=2)],
         costs=[Cost("function", 1, 2.0, 64 * MIB, 65 * MIB), Cost("etcd", 1, 6.0, MIB, MIB)],
-        memo=Memo(metric_calls=8, metric_hits=8, log_calls=8, log_hits=8),
+        memo=Memo(metric_calls=8, metric_hits=8),
         deletion=["Complete: every XR and everything it composed gone in 42 s."],
         notes=["a note"],
         work_dir="fic-fleet-x",
@@ -154,7 +154,6 @@ def test_render_tables() -> None:
         '- From the function\'s metrics (`inference_clusters_memo_answers_total{outcome="hit"}` '
         "over `inference_clusters_calls_total`, scraped at the window's start and end): **8 of 8 "
         "calls** answered by the memo (100.0 %).",
-        "- The function's log over the same span: 8 of 8 calls memoised: the same.",
         "## Errors - none seen ##",
         "Function RSS at the window's end: **64 MiB** (peak 65 MiB) for 4 XRs.",
         "- Complete: every XR and everything it composed gone in 42 s.",
@@ -190,12 +189,6 @@ def test_render_says_when_crossplane_ran_off_its_default_rate() -> None:
         "- Crossplane core: `--max-reconcile-rate=10` (each controller's reconcile workers; "
         "Crossplane's default is 100; $FLEET_RECONCILE_RATE or --reconcile-rate sets it)"
     ) in _prose(render(run))
-
-
-def test_render_says_when_the_log_disagrees_with_the_metrics() -> None:
-    run = _run()
-    run.memo = Memo(metric_calls=9, metric_hits=8, log_calls=8, log_hits=8)
-    assert "8 of 8 calls memoised: DIFFERENT from the metrics." in _prose(render(run))
 
 
 def test_every_prose_line_fits_in_100_columns() -> None:

@@ -298,10 +298,10 @@ def idle(
         )
     say(f"idle window of {args.window:.0f} s ...")
     sample_errors: list[str] = []
-    first = window.take(suite, sample_errors)
+    first = window.take(suite)
     # A measurement window, not a wait for a condition: it must last whole reconcile periods.
     time.sleep(max(0.0, args.window - (time.monotonic() - first.usages.at)))
-    last = window.take(suite, sample_errors)
+    last = window.take(suite)
     # The last reconcile's calls reach the function's log a moment after the window.
     time.sleep(LOG_SETTLE_SECONDS)
     run.window_seconds = last.usages.at - first.usages.at

@@ -54,16 +54,10 @@ class Cost:
 @dataclasses.dataclass(frozen=True)
 class Memo:
     """Calls and memo hits in the idle window, from the function's metrics (scraped at the
-    window's start and end) and from its log over the same span."""
+    window's start and end)."""
 
     metric_calls: int
     metric_hits: int
-    log_calls: int
-    log_hits: int
-
-    @property
-    def agrees(self) -> bool:
-        return (self.metric_calls, self.metric_hits) == (self.log_calls, self.log_hits)
 
 
 @dataclasses.dataclass
@@ -262,8 +256,6 @@ def _memo_lines(memo: Memo | None) -> list[str]:
         f"over `inference_clusters_calls_total`, scraped at the window's start and end): "
         f"**{memo.metric_hits} of {memo.metric_calls} calls** answered by the memo "
         f"({fmt(100 * ratio(memo.metric_hits, memo.metric_calls))} %).",
-        f"The function's log over the same span: {memo.log_hits} of {memo.log_calls} calls "
-        f"memoised: {'the same' if memo.agrees else 'DIFFERENT from the metrics'}.",
     ]
 
 

@@ -16,7 +16,7 @@ from hack.fleet.fakecloud import CountingKube
 from hack.fleet.report import Cost, KindFigures, Memo
 from hack.fleet.xrs import Member
 from harness.e2e.calls import Call, read_calls, read_reconciles, reconciles_of
-from harness.e2e.operability import Counted, counted, counts_match_log, logged, scrape
+from harness.e2e.operability import Counted, counted, scrape
 from harness.e2e.runtime import FUNCTION_PROCESS
 from harness.e2e.suite import Suite
 from harness.e2e.usage import Usage, snapshot
@@ -73,31 +73,20 @@ class Sample:
     """Everything read at one edge of the window."""
 
     usages: Usages
-    # The function's calls and memo hits as its metrics and its log count them: one reading,
-    # checked against the other, unless they disagreed (then an error of the window).
+    # The function's calls and memo hits as its metrics count them.
     function_metrics: Counted
-    function_logged: Counted
     function_text: str
     fake_cloud_requests: int
 
 
-def take(suite: Suite, errors: list[str]) -> Sample:
-    """Reads every process's usage and the function's metrics (as its log counts them), now."""
+def take(suite: Suite) -> Sample:
+    """Reads every process's usage and the function's metrics, now."""
     log_dir = suite.plane.processes.log_dir
-    ports = suite.runtime.side_ports[FUNCTION_PROCESS]
-    function_log = log_dir / f"{FUNCTION_PROCESS}.log"
-    checked: Counted | None
-    try:
-        checked = counts_match_log(ports, function_log)
-    except AssertionError as error:
-        errors.append(f"function metrics and log disagree: {error}")
-        checked = None
-    function_text = scrape(ports)
+    function_text = scrape(suite.runtime.side_ports[FUNCTION_PROCESS])
     cloud = suite.cloud.api
     return Sample(
         usages=usages_now(log_dir),
-        function_metrics=checked or counted(function_text),
-        function_logged=checked or logged(function_log),
+        function_metrics=counted(function_text),
         function_text=function_text,
         fake_cloud_requests=cloud.requests if isinstance(cloud, CountingKube) else 0,
     )
@@ -155,8 +144,6 @@ def memo(start: Sample, end: Sample) -> Memo:
     return Memo(
         metric_calls=end.function_metrics.calls - start.function_metrics.calls,
         metric_hits=end.function_metrics.memo_hits - start.function_metrics.memo_hits,
-        log_calls=end.function_logged.calls - start.function_logged.calls,
-        log_hits=end.function_logged.memo_hits - start.function_logged.memo_hits,
     )
 
 
