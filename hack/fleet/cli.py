@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import math
 import os
 import shutil
 import sys
@@ -28,14 +27,10 @@ from pathlib import Path
 
 from hack.fleet import about, errors, fakecloud, lifecycle, window
 from hack.fleet.errors import Found
-from hack.fleet.fakecloud import CountingKube
 from hack.fleet.report import (
     CROSSPLANE_RECONCILE_RATE,
     KindFigures,
     Run,
-    fmt,
-    percentile,
-    ratio,
     render,
 )
 from hack.fleet.xrs import Member, autoscaled, fleet
@@ -134,9 +129,7 @@ def bring_up_only(
     return figures
 
 
-def harness_notes(
-    run: Run, suite: Suite, members: list[Member], sent_within: float, bring_up_started: float
-) -> None:
+def harness_notes(run: Run, members: list[Member], sent_within: float) -> None:
     """What the harness itself contributes to the figures, and how they were taken."""
     civo = [m for m in members if m.kind.kind == "CivoCluster"]
     run.notes += [
@@ -164,18 +157,6 @@ def harness_notes(
             "--civo-autoscaled): they compose no cluster-autoscaler Release, so provider-helm "
             "installs and polls nothing in their clusters. Every Civo cluster still gets an API "
             "server of its own (the fake cloud starts one per cluster, whatever its pools)."
-        )
-    cloud = suite.cloud.api
-    if isinstance(cloud, CountingKube):
-        passes = cloud.pass_seconds(bring_up_started, bring_up_started + run.bring_up_seconds)
-        run.notes.append(
-            f"Fake cloud API requests during bring-up: {cloud.requests} "
-            f"({ratio(cloud.requests, run.bring_up_seconds):.0f} per second), in "
-            f"{len(passes) + 1} passes of its loop: median {fmt(percentile(passes, 50))} s, "
-            f"longest {fmt(max(passes, default=math.nan))} s (0.5 s of each is its wait). A "
-            "resource waits up to a pass for each step the fake takes (finalizer, external name, "
-            "status): when passes are long, they, not Crossplane or the function, set the pace "
-            "of bring-up."
         )
 
 
@@ -251,8 +232,6 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     """Creates the fleet, waits for Ready, measures the idle window; fills `run`. True when the
     whole fleet converged and nothing changed in the window."""
     api, log = suite.plane.api, suite.log
-    # The fake cloud's requests, counted: its share of the API server's load.
-    suite.cloud.api = CountingKube(suite.plane)
     names = {m.name for m in members}
     say(f"creating {len(members)} XRs ...")
     bring_up_started = time.monotonic()
@@ -261,7 +240,7 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     run.bring_up_seconds = time.monotonic() - bring_up_started
     sent_within = max(sent.values()) - min(sent.values())
     took = lifecycle.ready_seconds(log, members, sent)
-    harness_notes(run, suite, members, sent_within, bring_up_started)
+    harness_notes(run, members, sent_within)
     if ready != names:
         say(f"only {len(ready)} of {len(members)} XRs Ready after {args.converge_timeout:.0f} s")
         run.kinds = bring_up_only(members, took, suite.engine)
@@ -309,11 +288,6 @@ def idle(
     run.kinds = window.per_kind(suite, members, took, first, last, changes_seen, run.off_figure)
     run.costs = window.costs(first.usages, last.usages, sample_errors)
     run.memo = window.memo(first, last)
-    requests = last.fake_cloud_requests - first.fake_cloud_requests
-    run.notes.append(
-        f"Fake cloud API requests in the window: {requests} "
-        f"({requests / run.window_seconds:.1f} per second)."
-    )
     run.errors += [f"changed in the idle window: {line}" for line in changes_seen[:CHANGES_LISTED]]
     if len(changes_seen) > CHANGES_LISTED:
         run.errors.append(f"... and {len(changes_seen) - CHANGES_LISTED} more changes")

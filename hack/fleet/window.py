@@ -12,7 +12,6 @@ from pathlib import Path
 import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
-from hack.fleet.fakecloud import CountingKube
 from hack.fleet.report import Cost, KindFigures, Memo
 from hack.fleet.xrs import Member
 from harness.e2e.calls import Call, read_calls, read_reconciles, reconciles_of
@@ -76,19 +75,15 @@ class Sample:
     # The function's calls and memo hits as its metrics count them.
     function_metrics: Counted
     function_text: str
-    fake_cloud_requests: int
 
 
 def take(suite: Suite) -> Sample:
     """Reads every process's usage and the function's metrics, now."""
-    log_dir = suite.plane.processes.log_dir
     function_text = scrape(suite.runtime.side_ports[FUNCTION_PROCESS])
-    cloud = suite.cloud.api
     return Sample(
-        usages=usages_now(log_dir),
+        usages=usages_now(suite.plane.processes.log_dir),
         function_metrics=counted(function_text),
         function_text=function_text,
-        fake_cloud_requests=cloud.requests if isinstance(cloud, CountingKube) else 0,
     )
 
 

@@ -7,12 +7,11 @@ object or its status), delete, and a watch stream. Everything is plain JSON over
 Why not a client library (lightkube 1.0.1 and kubernetes 37 were read for this, stop 33): the
 suite needs raw answers more than a typed client. lightkube has no `fieldValidation=Strict`,
 which the example checks need (the API server otherwise prunes unknown fields silently); it
-hands objects back as its models and raises httpx's errors, around which every wait, fault test
-and the fake cloud's request accounting (hack/fleet/fakecloud.py) would be rebuilt for no
-gain; its watch resumes after a dropped stream as this one does, but replays every object as
-ADDED after a 410, which the watch log must not take for a change. The official client does
-strict validation but returns models for core kinds unless used as a raw HTTP transport, which
-is what this module is, without a 30 MB dependency. What is ours is the suite's semantics: one
+hands objects back as its models and raises httpx's errors, around which every wait and fault
+test would be rebuilt for no gain; its watch resumes after a dropped stream as this one does, but
+replays every object as ADDED after a 410, which the watch log must not take for a change. The
+official client does strict validation but returns models for core kinds unless used as a raw
+HTTP transport, which is what this module is, without a 30 MB dependency. What is ours is the suite's semantics: one
 keep-alive connection per thread, transport failures named once (NO_ANSWER), a watch that
 hides replays, and wait_for, which polls through restarts.
 """
