@@ -9,7 +9,7 @@ import hashlib
 import os
 import platform
 import statistics
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -21,7 +21,7 @@ from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, Reconciles, Stats, pc
 from hack.bench.scenarios import Scenario
 from hack.bench.scrape import Audit
 from hack.bench.servers import LABELS, ROLES
-from hack.fleet.report import table
+from hack.fleet.report import rows_table, table
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results.md"
@@ -74,12 +74,6 @@ def fmt(value: float, digits: int = 2) -> str:
 
 def times(ratios: list[float]) -> str:
     return " / ".join(f"{fmt(r)}x" for r in ratios)
-
-
-def rows_table(rows: Iterable[dict[str, str]]) -> str:
-    """A table of rows by column name; the columns are the first row's (every run has one)."""
-    listed = list(rows)
-    return table(list(listed[0]), [list(row.values()) for row in listed])
 
 
 @dataclasses.dataclass

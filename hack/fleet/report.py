@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 SECONDS_PER_HOUR = 3600.0
 MIB = 1024 * 1024
@@ -149,12 +149,16 @@ CALLS_COLUMNS: tuple[tuple[str, Callable[[KindFigures], str]], ...] = (
 )
 
 
+def rows_table(rows: Iterable[dict[str, str]]) -> str:
+    """A table of rows by column name; the columns are the first row's (every run has one)."""
+    listed = list(rows)
+    return table(list(listed[0]), [list(row.values()) for row in listed])
+
+
 def kinds_table(
     columns: Sequence[tuple[str, Callable[[KindFigures], str]]], kinds: Sequence[KindFigures]
 ) -> str:
-    return table(
-        [header for header, _ in columns], [[cell(k) for _, cell in columns] for k in kinds]
-    )
+    return rows_table({header: cell(k) for header, cell in columns} for k in kinds)
 
 
 def ready_row(figures: KindFigures) -> list[str]:
