@@ -36,7 +36,7 @@ typecheck: $(STAMP)
 # (each with its own validator process): the tests share no files and take free ports; on 2
 # cores, with another job running, 80.7 s against 112.9 s in one process.
 unit: $(STAMP) helm promtool validator
-	$(BIN)/pytest -n auto --timeout=300 --ignore=tests/e2e --ignore=tests/image
+	$(BIN)/pytest -n auto --ignore=tests/e2e --ignore=tests/image
 
 crank:
 	$(TOOL_FAILURE)bash hack/install-crank.sh
@@ -102,7 +102,7 @@ configurations: $(STAMP) crank
 
 ## image-test: run the built image (chroot as UID 2000: mTLS, renders) and inspect the xpkg
 image-test: xpkg $(STAMP)
-	$(BIN)/pytest -rfEs --timeout=300 tests/image
+	$(BIN)/pytest -rfEs tests/image
 
 ## image-lock: re-resolve the image's dependency wheels into hack/image/requirements.lock
 image-lock:
@@ -120,7 +120,7 @@ previous-release: $(STAMP) crank
 
 ## e2e: install the xpkg into a real Crossplane on 127.0.0.1, drive both XRs through their lifecycle (tests/e2e), on every engine of the version matrix, its shards side by side (a worker and control plane each), a line per test naming its engine and providers; a skip fails here
 e2e: $(STAMP) controlplane validator xpkg previous-release
-	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -n auto -vv -rfEs --durations=0 --timeout=1200
+	FIC_E2E_REQUIRED=1 $(BIN)/pytest tests/e2e -n auto -vv -rfEs --durations=0
 
 .PHONY: fleet
 

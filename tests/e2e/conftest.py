@@ -49,6 +49,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SUMMARY_KEY] = []
 
 
+# About three times the slowest e2e test (436 s, its shard's control plane start included); the
+# units' 300 s (pyproject.toml) would fail the slow ones.
+E2E_TEST_TIMEOUT = 1200
+E2E_DIR = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A conftest's collection hook sees every collected item, not only its folder's.
+    for item in items:
+        if E2E_DIR in item.path.parents:
+            item.add_marker(pytest.mark.timeout(E2E_TEST_TIMEOUT))
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine" not in metafunc.fixturenames:
         return
