@@ -15,7 +15,7 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench.scenarios import Scenario, check_response, next_n
-from hack.bench.servers import FUNCTIONS, Server
+from hack.bench.servers import FUNCTION, Server
 
 
 def pct(values: list[float], q: float) -> float:
@@ -78,7 +78,7 @@ def serial(
             record.response_bytes = len(blob)
             if i >= warmup:
                 record.latencies_ms.append(elapsed / 1e6)
-            if server.name in FUNCTIONS and not function_response_ok(scenario, blob):
+            if server.name == FUNCTION and not function_response_ok(scenario, blob):
                 record.bad += 1
     for server in servers:
         record = stats[server.name]
@@ -101,7 +101,7 @@ def warm(servers: list[Server], scenario: Scenario, fleet: int, stats: dict[str,
             except grpc.RpcError:
                 record.errors += 1
                 continue
-            if server.name in FUNCTIONS and not function_response_ok(scenario, blob):
+            if server.name == FUNCTION and not function_response_ok(scenario, blob):
                 record.bad += 1
 
 
@@ -148,7 +148,7 @@ def concurrent(
                         errors += 1
                         continue
                     latencies.append((time.perf_counter_ns() - start) / 1e6)
-                    if server.name in FUNCTIONS:
+                    if server.name == FUNCTION:
                         blobs.append(blob)
                 return latencies, errors, blobs
 
