@@ -166,15 +166,6 @@ class Observed:
     def __init__(self, resources: Mapping[str, structpb.Struct]) -> None:
         self._resources = resources
 
-    @classmethod
-    def from_dicts(cls, resources: Mapping[str, Mapping[str, Any]]) -> Observed:
-        structs = {}
-        for key, data in resources.items():
-            struct = structpb.Struct()
-            struct.update(dict(data))
-            structs[key] = struct
-        return cls(structs)
-
     def __getitem__(self, key: str) -> View:
         struct = self._resources.get(key)
         return View(struct) if struct is not None else ABSENT
