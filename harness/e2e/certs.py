@@ -46,19 +46,27 @@ def _load_key(pem: bytes) -> ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey:
     return key
 
 
-def new_ca(common_name: str) -> KeyPair:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+def _builder(
+    subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePrivateKey, *, ca: bool
+) -> x509.CertificateBuilder:
     now = datetime.datetime.now(datetime.UTC)
-    cert = (
+    return (
         x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
+        .subject_name(subject)
+        .issuer_name(issuer)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+    )
+
+
+def new_ca(common_name: str) -> KeyPair:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    cert = (
+        _builder(name, name, key, ca=True)
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True,
@@ -92,8 +100,7 @@ def issue(
         # Crossplane's root CA names its country "Earth"; cryptography warns about any country
         # that is not two letters, but signs with the name as it is.
         warnings.simplefilter("ignore", UserWarning)
-        ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
-        issuer = ca_cert.subject
+        issuer = x509.load_pem_x509_certificate(ca.cert_pem).subject
     ca_key = _load_key(ca.key_pem)
     key = ec.generate_private_key(ec.SECP256R1())
     attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
@@ -104,17 +111,8 @@ def issue(
         usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
     if client:
         usages.append(ExtendedKeyUsageOID.CLIENT_AUTH)
-    now = datetime.datetime.now(datetime.UTC)
-    builder = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name(attributes))
-        .issuer_name(issuer)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + VALIDITY)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage(usages), critical=False)
+    builder = _builder(x509.Name(attributes), issuer, key, ca=False).add_extension(
+        x509.ExtendedKeyUsage(usages), critical=False
     )
     if server:
         names: list[x509.GeneralName] = [x509.IPAddress(LOOPBACK)]

@@ -165,12 +165,10 @@ class Kube:
         """Server-side apply with forced ownership, as `kubectl apply --server-side` does."""
         obj = {"apiVersion": kind.api_version, "kind": kind.kind, **obj}
         path = kind.path(obj["metadata"].get("namespace"), obj["metadata"]["name"])
-        if subresource:
-            path += f"/{subresource}"
         return json_object(
             self.request(
                 "PATCH",
-                path,
+                path + (f"/{subresource}" if subresource else ""),
                 obj,
                 content_type="application/apply-patch+yaml",
                 query={"fieldManager": FIELD_MANAGER, "force": "true"},
