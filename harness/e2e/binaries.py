@@ -19,13 +19,9 @@ VERSIONS_FILE = REPO / "hack" / "controlplane" / "versions.env"
 
 
 def versions() -> dict[str, str]:
-    found: dict[str, str] = {}
-    for line in VERSIONS_FILE.read_text().splitlines():
-        match = re.fullmatch(r"([A-Z_]+)=(\S+)", line.strip())
-        if match:
-            name, value = match.groups()
-            found[name] = os.environ.get(name) or value
-    return found
+    lines = VERSIONS_FILE.read_text().splitlines()
+    matches = (re.fullmatch(r"([A-Z_]+)=(\S+)", line.strip()) for line in lines)
+    return {m[1]: os.environ.get(m[1]) or m[2] for m in matches if m}
 
 
 def cache_root() -> Path:

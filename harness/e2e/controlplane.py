@@ -49,18 +49,11 @@ def host_ip() -> str:
 
 
 def kubeconfig(server: str, ca_pem: bytes, user: dict[str, str]) -> dict[str, Any]:
+    cluster = {"server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()}
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [
-            {
-                "name": "e2e",
-                "cluster": {
-                    "server": server,
-                    "certificate-authority-data": base64.b64encode(ca_pem).decode(),
-                },
-            }
-        ],
+        "clusters": [{"name": "e2e", "cluster": cluster}],
         "users": [{"name": "e2e", "user": user}],
         "contexts": [{"name": "e2e", "context": {"cluster": "e2e", "user": "e2e"}}],
         "current-context": "e2e",
@@ -160,18 +153,9 @@ class ControlPlane:
         self.kube = Kube(self.api_port, self.ca_file, pki / "admin.crt", pki / "admin.key")
         self.processes.wait_ready("kube-apiserver", STARTUP_SECONDS)
         self.admin_kubeconfig = self.work / "admin.kubeconfig"
-        self.admin_kubeconfig.write_text(
-            json.dumps(
-                kubeconfig(
-                    f"https://127.0.0.1:{self.api_port}",
-                    self.ca.cert_pem,
-                    {
-                        "client-certificate": str(pki / "admin.crt"),
-                        "client-key": str(pki / "admin.key"),
-                    },
-                )
-            )
-        )
+        server = f"https://127.0.0.1:{self.api_port}"
+        user = {"client-certificate": str(pki / "admin.crt"), "client-key": str(pki / "admin.key")}
+        self.admin_kubeconfig.write_text(json.dumps(kubeconfig(server, self.ca.cert_pem, user)))
 
     @property
     def tokens_file(self) -> Path:
@@ -294,32 +278,28 @@ class ControlPlane:
         self.processes.wait_ready("crossplane", STARTUP_SECONDS)
         # With --package-runtime=External nothing registers the Usage webhook; without it a
         # Usage protects nothing and deletion order is not enforced.
+        webhook = {
+            "name": "nousages.protection.crossplane.io",
+            "admissionReviewVersions": ["v1"],
+            "clientConfig": {
+                "url": f"https://127.0.0.1:{webhook_port}/validate-no-usages",
+                "caBundle": base64.b64encode(self.crossplane_root_ca.cert_pem).decode(),
+            },
+            "failurePolicy": "Fail",
+            "objectSelector": {"matchLabels": {"crossplane.io/in-use": "true"}},
+            "rules": [
+                {
+                    "apiGroups": ["*"],
+                    "apiVersions": ["*"],
+                    "operations": ["DELETE"],
+                    "resources": ["*"],
+                }
+            ],
+            "sideEffects": "None",
+        }
         self.api.apply(
             kinds.VALIDATING_WEBHOOK,
-            {
-                "metadata": {"name": "crossplane-no-usages"},
-                "webhooks": [
-                    {
-                        "name": "nousages.protection.crossplane.io",
-                        "admissionReviewVersions": ["v1"],
-                        "clientConfig": {
-                            "url": f"https://127.0.0.1:{webhook_port}/validate-no-usages",
-                            "caBundle": base64.b64encode(self.crossplane_root_ca.cert_pem).decode(),
-                        },
-                        "failurePolicy": "Fail",
-                        "objectSelector": {"matchLabels": {"crossplane.io/in-use": "true"}},
-                        "rules": [
-                            {
-                                "apiGroups": ["*"],
-                                "apiVersions": ["*"],
-                                "operations": ["DELETE"],
-                                "resources": ["*"],
-                            }
-                        ],
-                        "sideEffects": "None",
-                    }
-                ],
-            },
+            {"metadata": {"name": "crossplane-no-usages"}, "webhooks": [webhook]},
         )
 
     def _start_registry(self) -> None:

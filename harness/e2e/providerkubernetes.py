@@ -61,15 +61,13 @@ class ProviderKubernetes:
         trust.write_bytes(plane.ca.cert_pem)
         health_port = free_port()
         # kingpin spells a false boolean flag --no-<flag>; it rejects --flag=false.
-        mode = (
-            "--enable-server-side-apply" if server_side_apply else "--no-enable-server-side-apply"
-        )
+        mode = "enable-server-side-apply" if server_side_apply else "no-enable-server-side-apply"
         plane.processes.start(
             PROCESS_NAME,
             [
                 str(self.binary),
                 "--debug",
-                mode,
+                f"--{mode}",
                 f"--health-probe-bind-addr=127.0.0.1:{health_port}",
                 *([f"--poll={poll}"] if poll else []),
             ],

@@ -127,10 +127,8 @@ def runtime_healthy(status: dict[str, Any]) -> bool:
 def report_runtime_status(
     plane: ControlPlane, kind: Kind, revision: dict[str, Any], fields: dict[str, Any]
 ) -> None:
-    """Merge-patches a package revision's status with `fields` and RuntimeHealthy=True, as a
-    runtime reports it. The patch carries the resourceVersion, so a concurrent write by
-    Crossplane's revision controller makes it fail (409) rather than be overwritten; the
-    caller's next poll retries."""
+    """Sets `fields` and RuntimeHealthy=True on a package revision's status, as a runtime
+    reports it (through patch_revision_status: the caller's next poll retries a lost race)."""
     status = revision.get("status") or {}
     conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
     conditions.append(
@@ -149,8 +147,8 @@ def report_runtime_status(
 def patch_revision_status(
     plane: ControlPlane, kind: Kind, revision: dict[str, Any], status: dict[str, Any]
 ) -> None:
-    """Merge-patches a revision's status, failing (409, ignored) rather than overwriting a
-    write made since `revision` was read."""
+    """Merge-patches a revision's status with its resourceVersion, so that a concurrent write by
+    Crossplane's revision controller makes it fail (409, ignored) rather than be overwritten."""
     try:
         plane.api.merge_patch(
             kind,
@@ -334,12 +332,8 @@ class FunctionRuntime:
         )
 
     def _assert_runtime_status(self, revision_name: str) -> bool:
-        """Sets what a runtime reports on the revision, until Crossplane calls the Function
-        Healthy on that revision.
-
-        Crossplane's revision controller writes the same status; a merge patch that carries the
-        resourceVersion fails rather than overwrite a concurrent write, and the next poll retries.
-        """
+        """Sets what a runtime reports on the revision (patch_revision_status: the next poll
+        retries a lost race), until Crossplane calls the Function Healthy on that revision."""
         self.plane.processes.check_alive()
         revision = self.plane.api.get(kinds.FUNCTION_REVISION, revision_name)
         if revision is None:
