@@ -57,10 +57,14 @@ SAFE_START = {"capabilities": ["SafeStart"]}
 class ProviderPackage:
     package: str  # the public reference, without a tag, as a Configuration names it
     version: str
-    name: str  # metadata.name of its crossplane.yaml
     crds: tuple[Path, ...]  # folders of CRD files
     # The real crossplane.yaml; None: written here, SafeStart as the provider's source declares.
     meta: Path | None = None
+
+    @property
+    def name(self) -> str:
+        """metadata.name of its crossplane.yaml: the package's last path segment."""
+        return self.package.rsplit("/", 1)[1]
 
     def local(self, registry_port: int) -> str:
         return f"127.0.0.1:{registry_port}/{self.package.split('/', 1)[1]}:{self.version}"
@@ -99,26 +103,18 @@ def provider_packages(shared_crds: Path, helm_crds: Path) -> list[ProviderPackag
     """Every provider package the suite's registry serves: each provider-kubernetes of the
     matrix, provider-helm, the untested newer stand-ins, and the cloud providers."""
     helm_version = versions()["PROVIDER_HELM_VERSION"]
-    kubernetes_module = "github.com/crossplane-contrib/provider-kubernetes"
-    helm_module = "github.com/crossplane-contrib/provider-helm"
 
     def kubernetes(version: str, tag: str) -> ProviderPackage:
-        return ProviderPackage(
-            "xpkg.upbound.io/upbound/provider-kubernetes",
-            tag,
-            "provider-kubernetes",
-            (provider_kubernetes(version)[1],),
-            real_meta(kubernetes_module, version),
-        )
+        _, crds = provider_kubernetes(version)
+        meta = real_meta("github.com/crossplane-contrib/provider-kubernetes", version)
+        return ProviderPackage("xpkg.upbound.io/upbound/provider-kubernetes", tag, (crds,), meta)
 
     def helm(tag: str) -> ProviderPackage:
-        return ProviderPackage(
-            "xpkg.upbound.io/upbound/provider-helm",
-            tag,
-            "provider-helm",
-            (helm_crds,),
-            real_meta(helm_module, helm_version),
-        )
+        meta = real_meta("github.com/crossplane-contrib/provider-helm", helm_version)
+        return ProviderPackage("xpkg.upbound.io/upbound/provider-helm", tag, (helm_crds,), meta)
+
+    def cloud(package: str, crds: str) -> ProviderPackage:
+        return ProviderPackage(package, "v0.1.0", (shared_crds / crds,))
 
     proven = proven_provider_kubernetes()
     return [
@@ -126,18 +122,8 @@ def provider_packages(shared_crds: Path, helm_crds: Path) -> list[ProviderPackag
         kubernetes(newest(proven), UNTESTED_NEWER["provider-kubernetes"]),
         helm(helm_version),
         helm(UNTESTED_NEWER["provider-helm"]),
-        ProviderPackage(
-            "ghcr.io/fabioaraujopt/provider-coreweave",
-            "v0.1.0",
-            "provider-coreweave",
-            (shared_crds / "coreweave",),
-        ),
-        ProviderPackage(
-            "xpkg.upbound.io/upbound/provider-civo",
-            "v0.1.0",
-            "provider-civo",
-            (shared_crds / "civo",),
-        ),
+        cloud("ghcr.io/fabioaraujopt/provider-coreweave", "coreweave"),
+        cloud("xpkg.upbound.io/upbound/provider-civo", "civo"),
     ]
 
 
