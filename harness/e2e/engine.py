@@ -29,8 +29,7 @@ def _semver(version: str) -> tuple[int, int, int]:
     match = re.fullmatch(r"v(\d+)\.(\d+)\.(\d+)", version)
     if match is None:
         raise ValueError(f"not a Crossplane release version: {version!r}")
-    major, minor, patch = (int(part) for part in match.groups())
-    return major, minor, patch
+    return int(match[1]), int(match[2]), int(match[3])
 
 
 @dataclass(frozen=True)
@@ -52,13 +51,10 @@ class Engine:
     def test_id(self) -> str:
         """How a test's ID names what it ran on: the engine and everything under it, so each
         line of `make e2e` says which versions it proved."""
-        parts = [
-            self.label,
-            f"kubernetes-{self.kubernetes}",
-            f"provider-kubernetes-{self.provider_kubernetes}",
-            f"provider-helm-{self.provider_helm}",
-        ]
-        return "+".join(parts)
+        return (
+            f"{self.label}+kubernetes-{self.kubernetes}"
+            f"+provider-kubernetes-{self.provider_kubernetes}+provider-helm-{self.provider_helm}"
+        )
 
     @property
     def installs_function_package_crds(self) -> bool:

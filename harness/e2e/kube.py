@@ -323,10 +323,7 @@ def wait_for(
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
     """The condition of that type on an object, or {} when it has none."""
     conditions: list[dict[str, Any]] = ((obj or {}).get("status") or {}).get("conditions") or []
-    for entry in conditions:
-        if entry.get("type") == kind:
-            return entry
-    return {}
+    return next((entry for entry in conditions if entry.get("type") == kind), {})
 
 
 def is_true(obj: dict[str, Any] | None, kind: str) -> bool:

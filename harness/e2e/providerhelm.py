@@ -67,9 +67,7 @@ class ProviderHelm:
         plane.processes.wait_ready(PROCESS_NAME, STARTUP_SECONDS)
 
     def _release_controller_set_up(self) -> bool:
-        if not self.log.exists():
-            return False
-        return any(
+        return self.log.exists() and any(
             all(part in line for part in RELEASE_CONTROLLER_SET_UP)
             for line in self.log.read_text(errors="replace").splitlines()
         )
