@@ -131,14 +131,13 @@ def report_runtime_status(
     reports it (through patch_revision_status: the caller's next poll retries a lost race)."""
     status = revision.get("status") or {}
     conditions = [c for c in status.get("conditions", []) if c.get("type") != "RuntimeHealthy"]
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     conditions.append(
         {
             "type": "RuntimeHealthy",
             "status": "True",
             "reason": "HealthyPackageRuntime",
-            "lastTransitionTime": datetime.datetime.now(datetime.UTC).strftime(
-                "%Y-%m-%dT%H:%M:%SZ"
-            ),
+            "lastTransitionTime": now,
         }
     )
     patch_revision_status(plane, kind, revision, {**fields, "conditions": conditions})
@@ -275,10 +274,8 @@ class FunctionRuntime:
         return active[0] if active else None
 
     def _write_tls_secret(self) -> None:
-        server = write_tls_secret(
-            self.plane, TLS_SECRET, FUNCTION_NAME, (FUNCTION_NAME, REPLICAS_HOST)
-        )
-        server.write(self.certs_dir)
+        names = (FUNCTION_NAME, REPLICAS_HOST)
+        write_tls_secret(self.plane, TLS_SECRET, FUNCTION_NAME, names).write(self.certs_dir)
         root = self.plane.crossplane_root_ca
         assert root is not None
         (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
@@ -304,11 +301,10 @@ class FunctionRuntime:
         replica's certificate names another host), and its metrics count exactly the calls its
         log shows; what they count."""
         ports = self.side_ports[process]
-        address = f"127.0.0.1:{self.port}" if process == FUNCTION_PROCESS else None
         root = self.plane.crossplane_root_ca
         assert root is not None
-        if address is not None:
-            assert_serving(ports, address, root, FUNCTION_NAME)
+        if process == FUNCTION_PROCESS:
+            assert_serving(ports, f"127.0.0.1:{self.port}", root, FUNCTION_NAME)
         counts = counts_match_log(ports, self.plane.processes.log_dir / f"{process}.log")
         # What deploy/monitoring.yaml's rules read on Crossplane's side, served by this engine.
         about = series_about(

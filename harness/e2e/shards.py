@@ -63,13 +63,12 @@ def shard_of(module: str, engine: Engine) -> str:
 
 def shards(engines: list[Engine]) -> list[str]:
     """Every shard the suite has on these engines: as many as `make e2e` runs workers."""
-    names: list[str] = []
-    for engine in engines:
-        modules = [*SHARDS] if engine.primary else list(EVERY_ENGINE_MODULES)
-        for name in (*(shard_of(m, engine) for m in modules), shard_of("", engine)):
-            if name not in names:
-                names.append(name)
-    return names
+    names = (
+        shard_of(module, engine)
+        for engine in engines
+        for module in (*(SHARDS if engine.primary else EVERY_ENGINE_MODULES), "")
+    )
+    return list(dict.fromkeys(names))
 
 
 def shard_of_test(nodeid: str, engines: list[Engine]) -> str:
