@@ -158,18 +158,9 @@ def mirror_public_registries(plane: ControlPlane, prefixes: tuple[str, ...]) -> 
     """ImageConfigs rewriting each public prefix to the suite's registry."""
     for prefix in prefixes:
         name = "mirror-" + prefix.rstrip("/").replace("/", "-").replace(".", "-")
-        plane.api.apply(
-            kinds.IMAGE_CONFIG,
-            {
-                "metadata": {"name": name},
-                "spec": {
-                    "matchImages": [{"prefix": prefix}],
-                    "rewriteImage": {
-                        "prefix": f"127.0.0.1:{plane.registry_port}/{prefix.split('/', 1)[1]}"
-                    },
-                },
-            },
-        )
+        mirror = f"127.0.0.1:{plane.registry_port}/{prefix.split('/', 1)[1]}"
+        spec = {"matchImages": [{"prefix": prefix}], "rewriteImage": {"prefix": mirror}}
+        plane.api.apply(kinds.IMAGE_CONFIG, {"metadata": {"name": name}, "spec": spec})
 
 
 def report_runtime(

@@ -102,16 +102,13 @@ def write_tls_secret(
     root = plane.crossplane_root_ca
     assert root is not None
     server = issue(root, common_name, server=True, dns_names=dns_names)
+    pems = {"tls.crt": server.cert_pem, "tls.key": server.key_pem, "ca.crt": root.cert_pem}
     plane.api.apply(
         kinds.SECRET,
         {
             "metadata": {"name": secret, "namespace": CROSSPLANE_NAMESPACE},
             "type": "kubernetes.io/tls",
-            "data": {
-                "tls.crt": base64.b64encode(server.cert_pem).decode(),
-                "tls.key": base64.b64encode(server.key_pem).decode(),
-                "ca.crt": base64.b64encode(root.cert_pem).decode(),
-            },
+            "data": {key: base64.b64encode(pem).decode() for key, pem in pems.items()},
         },
     )
     return server
