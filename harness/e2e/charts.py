@@ -139,29 +139,19 @@ class OciChartRegistry:
         tls = self.root / "tls"
         issue(plane.ca, "chart-registry", server=True).write(tls)
         self.port = free_port()
+        address = f"127.0.0.1:{self.port}"
         plane.processes.start(
             self.PROCESS,
-            [
-                str(plane.binaries.registry),
-                f"127.0.0.1:{self.port}",
-                str(tls / "tls.crt"),
-                str(tls / "tls.key"),
-            ],
-            ready=lambda: answers_ok(f"https://127.0.0.1:{self.port}/v2/", ca_file=plane.ca_file),
+            [str(plane.binaries.registry), address, str(tls / "tls.crt"), str(tls / "tls.key")],
+            ready=lambda: answers_ok(f"https://{address}/v2/", ca_file=plane.ca_file),
         )
         plane.processes.wait_ready(self.PROCESS, STARTUP_SECONDS)
         # Helm keeps registry logins and caches under HOME: a folder of this run's own.
         home = self.root / "helm-home"
+        helm = str(plane.binaries.helm)
         result = plane.processes.run(
             "helm-push",
-            [
-                str(plane.binaries.helm),
-                "push",
-                str(archive),
-                self.url,
-                "--ca-file",
-                str(plane.ca_file),
-            ],
+            [helm, "push", str(archive), self.url, "--ca-file", str(plane.ca_file)],
             env={
                 "HOME": str(home),
                 "HELM_CONFIG_HOME": str(home / "config"),
