@@ -27,7 +27,6 @@ import json
 import threading
 import time
 import traceback
-from dataclasses import dataclass
 from typing import Any
 
 from . import kinds
@@ -40,21 +39,13 @@ MANAGED_FINALIZER = "finalizer.managedresource.crossplane.io"
 LOOP_INTERVAL_SECONDS = 0.5
 
 
-@dataclass(frozen=True)
-class Reference:
-    field: str
-    kind: Kind
-
-
-# The references each kind resolves, as the real providers' generated resolvers do.
-REFERENCES: dict[Kind, tuple[Reference, ...]] = {
-    kinds.CKS_CLUSTER: (Reference("vpcId", kinds.COREWEAVE_VPC),),
-    kinds.CIVO_FIREWALL: (Reference("networkId", kinds.CIVO_NETWORK),),
-    kinds.CIVO_CLUSTER: (
-        Reference("networkId", kinds.CIVO_NETWORK),
-        Reference("firewallId", kinds.CIVO_FIREWALL),
-    ),
-    kinds.CIVO_NODEPOOL: (Reference("clusterId", kinds.CIVO_CLUSTER),),
+# The references each kind resolves (forProvider field, referenced kind), as the real
+# providers' generated resolvers do.
+REFERENCES: dict[Kind, tuple[tuple[str, Kind], ...]] = {
+    kinds.CKS_CLUSTER: (("vpcId", kinds.COREWEAVE_VPC),),
+    kinds.CIVO_FIREWALL: (("networkId", kinds.CIVO_NETWORK),),
+    kinds.CIVO_CLUSTER: (("networkId", kinds.CIVO_NETWORK), ("firewallId", kinds.CIVO_FIREWALL)),
+    kinds.CIVO_NODEPOOL: (("clusterId", kinds.CIVO_CLUSTER),),
 }
 # Managed kinds that are clusters with a Kubernetes of their own.
 WORKLOAD_KINDS = (kinds.CIVO_CLUSTER, kinds.CKS_CLUSTER)
@@ -203,7 +194,7 @@ class FakeCloud:
         elif kind == kinds.CKS_CLUSTER and not held:
             workload = self.clusters.cks_serving(external_id(obj))
             held = workload is None
-        at_provider = self._at_provider(kind, obj, created=not held, workload=workload)
+        at_provider = self._at_provider(kind, obj, workload)
         if held:
             ready: tuple[bool, str] = (False, "Creating")
         elif flapped:
@@ -224,40 +215,36 @@ class FakeCloud:
 
     def _resolve_references(self, kind: Kind, obj: dict[str, Any]) -> str:
         """Copies referenced external names into forProvider; returns what is still missing."""
+        meta = obj["metadata"]
         for_provider = obj["spec"].get("forProvider", {})
         patch: dict[str, str] = {}
         missing = []
-        for reference in REFERENCES.get(kind, ()):
-            ref = for_provider.get(f"{reference.field}Ref")
+        for field, target_kind in REFERENCES.get(kind, ()):
+            ref = for_provider.get(f"{field}Ref")
             if not ref:
                 continue
-            target = self.api.get(reference.kind, ref["name"], obj["metadata"]["namespace"])
+            target = self.api.get(target_kind, ref["name"], meta["namespace"])
             value = ((target or {}).get("metadata", {}).get("annotations") or {}).get(EXTERNAL_NAME)
             if not value:
-                missing.append(f"{reference.kind.kind} {ref['name']}")
-            elif for_provider.get(reference.field) != value:
-                patch[reference.field] = value
+                missing.append(f"{target_kind.kind} {ref['name']}")
+            elif for_provider.get(field) != value:
+                patch[field] = value
         if patch:
-            obj.update(
-                self.api.merge_patch(
-                    kind,
-                    obj["metadata"]["name"],
-                    {"spec": {"forProvider": patch}},
-                    obj["metadata"]["namespace"],
-                )
-            )
+            spec = {"spec": {"forProvider": patch}}
+            obj.update(self.api.merge_patch(kind, meta["name"], spec, meta["namespace"]))
         if missing:
             return "cannot resolve references: " + ", ".join(missing) + " has no external name"
         return ""
 
     def _at_provider(
-        self, kind: Kind, obj: dict[str, Any], created: bool, workload: Workload | None
+        self, kind: Kind, obj: dict[str, Any], workload: Workload | None
     ) -> dict[str, Any]:
+        """What the cloud reports; a cluster is created once its Kubernetes answers (`workload`)."""
         ident = external_id(obj)
         spec = obj["spec"]
         for_provider = spec.get("forProvider", {})
         if kind == kinds.CKS_CLUSTER:
-            if not created or workload is None:
+            if workload is None:
                 return {"id": ident, "status": "STATUS_CREATING"}
             return {
                 "id": ident,
@@ -265,7 +252,7 @@ class FakeCloud:
                 "apiServerEndpoint": f"127.0.0.1:{workload.port}",
             }
         if kind == kinds.CIVO_CLUSTER:
-            if not created or workload is None:
+            if workload is None:
                 return {"id": ident, "ready": False, "status": "BUILDING"}
             return {"id": ident, "ready": True, "status": "ACTIVE", "apiEndpoint": workload.server}
         if kind == kinds.CIVO_NODEPOOL:
@@ -287,15 +274,9 @@ class FakeCloud:
         ready: tuple[bool, str] | None,
     ) -> None:
         old = obj.get("status") or {}
-        conditions = [
-            _condition(
-                old,
-                "Synced",
-                synced[0],
-                "ReconcileSuccess" if synced[0] else "ReconcileError",
-                synced[1],
-            )
-        ]
+        ok, message = synced
+        reason = "ReconcileSuccess" if ok else "ReconcileError"
+        conditions = [_condition(old, "Synced", ok, reason, message)]
         if ready is not None:
             conditions.append(_condition(old, "Ready", ready[0], ready[1], ""))
         else:
@@ -306,27 +287,26 @@ class FakeCloud:
             "atProvider": at_provider or old.get("atProvider", {}),
             "conditions": conditions,
         }
-        if _comparable(status) == _comparable(old):
+        self._patch_status(self.api, kind, obj, status)
+
+    def _patch_status(
+        self, api: Kube, kind: Kind, obj: dict[str, Any], status: dict[str, Any]
+    ) -> None:
+        """Writes the status only when it differs from what is there, failing (409) if the
+        object changed since it was read."""
+        if _comparable(status) == _comparable(obj.get("status") or {}):
             return
         self.status_writes += 1
-        self.api.merge_patch(
-            kind,
-            obj["metadata"]["name"],
-            {"metadata": {"resourceVersion": obj["metadata"]["resourceVersion"]}, "status": status},
-            obj["metadata"]["namespace"],
-            subresource="status",
-        )
+        meta = obj["metadata"]
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": status}
+        api.merge_patch(kind, meta["name"], patch, meta.get("namespace"), subresource="status")
 
     def _publish_connection_secret(self, cluster: dict[str, Any], workload: Workload) -> None:
         ref = cluster["spec"].get("writeConnectionSecretToRef")
-        if not ref:
-            return
         namespace = cluster["metadata"]["namespace"]
-        existing = self.api.get(kinds.SECRET, ref["name"], namespace)
-        if existing is not None:
+        if not ref or self.api.get(kinds.SECRET, ref["name"], namespace) is not None:
             return
-        config = json.dumps(workload.kubeconfig).encode()
-        encoded = base64.b64encode(config).decode()
+        encoded = base64.b64encode(json.dumps(workload.kubeconfig).encode()).decode()
         self.api.create(
             kinds.SECRET,
             {
@@ -366,20 +346,7 @@ class FakeCloud:
                 "currentNodes": pool["spec"].get("targetNodes", old.get("currentNodes", 0)),
                 "conditions": [_condition(old, "Validated", True, "Valid", "")],
             }
-            if _comparable(status) == _comparable(old):
-                continue
-            self.status_writes += 1
-            self._guarded(
-                api.merge_patch,
-                kinds.CKS_NODEPOOL,
-                pool["metadata"]["name"],
-                {
-                    "metadata": {"resourceVersion": pool["metadata"]["resourceVersion"]},
-                    "status": status,
-                },
-                None,
-                "status",
-            )
+            self._guarded(self._patch_status, api, kinds.CKS_NODEPOOL, pool, status)
 
     def autoscale_cks_pool(self, cluster_id: str, name: str, target_nodes: int) -> dict[str, Any]:
         """What the CKS autoscaler does in that cluster: an Update of spec.targetNodes under its
