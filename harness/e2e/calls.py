@@ -65,15 +65,6 @@ def composite_controller(kind: Kind) -> str:
     return f"composite/{kind.plural}.{group}"
 
 
-def _request_of(fields: dict[str, object]) -> tuple[str, str] | None:
-    """(namespace, name) of a reconcile request as Crossplane logs it:
-    `"request": {"name":"inference-east","namespace":"ml-team"}`."""
-    request = fields.get("request")
-    if not isinstance(request, dict):
-        return None
-    return str(request.get("namespace", "")), str(request.get("name", ""))
-
-
 def read_reconciles(log: Path, kind: Kind, namespace: str, name: str) -> list[datetime.datetime]:
     """When each reconcile of one XR began, from Crossplane's --debug log, in order."""
     controller = composite_controller(kind)
@@ -86,9 +77,12 @@ def read_reconciles(log: Path, kind: Kind, namespace: str, name: str) -> list[da
             fields = json.loads(match["fields"])
         except json.JSONDecodeError:
             continue
-        if fields.get("controller") != controller:
+        # The reconcile request, as Crossplane logs it:
+        # `"request": {"name":"inference-east","namespace":"ml-team"}`.
+        request = fields.get("request")
+        if fields.get("controller") != controller or not isinstance(request, dict):
             continue
-        if _request_of(fields) == (namespace, name):
+        if (str(request.get("namespace", "")), str(request.get("name", ""))) == (namespace, name):
             begun.append(datetime.datetime.fromisoformat(match["at"]))
     return sorted(begun)
 

@@ -66,18 +66,12 @@ class Pair:
     ) -> Pair:
         """`<name>-east` (a CoreWeaveCluster) and `<name>-lon` (a CivoCluster), from the
         committed examples with these pools (None: the example's)."""
+        coreweave = example_xr("coreweave", f"{name}-east", coreweave_pools)
+        civo = example_xr("civo", f"{name}-lon", civo_pools)
         return cls(
             suite,
-            Member(
-                kinds.COREWEAVE_CLUSTER_XR,
-                kinds.COREWEAVE_COMPOSED,
-                example_xr("coreweave", f"{name}-east", coreweave_pools),
-            ),
-            Member(
-                kinds.CIVO_CLUSTER_XR,
-                kinds.CIVO_COMPOSED,
-                example_xr("civo", f"{name}-lon", civo_pools),
-            ),
+            Member(kinds.COREWEAVE_CLUSTER_XR, kinds.COREWEAVE_COMPOSED, coreweave),
+            Member(kinds.CIVO_CLUSTER_XR, kinds.CIVO_COMPOSED, civo),
         )
 
     @property
@@ -130,17 +124,12 @@ class Pair:
         # An exited API server fails here with its exit code and log, not as a refused request.
         self.suite.plane.processes.ready_now(inside.process)
         found: Snapshot = {}
+        live = f"live {self.civo.name}"
         for deployment in inside.api.list(kinds.DEPLOYMENT, KUBE_SYSTEM):
-            name = deployment["metadata"]["name"]
-            found[f"live {self.civo.name} Deployment/{name}"] = (
-                deployment["metadata"]["uid"],
-                deployment["spec"],
-            )
+            meta = deployment["metadata"]
+            found[f"{live} Deployment/{meta['name']}"] = (meta["uid"], deployment["spec"])
         for name, (revision, status) in helm_revisions(inside.api).items():
-            found[f"live {self.civo.name} Helm release/{name}"] = (
-                name,
-                {"revision": revision, "status": status},
-            )
+            found[f"{live} Helm release/{name}"] = (name, {"revision": revision, "status": status})
         return found
 
     def snapshot(self) -> Snapshot:
@@ -254,8 +243,7 @@ class Pair:
         return found
 
     def delete(self) -> None:
-        api = self.suite.plane.api
-        api.delete(self.civo.kind, self.civo.name, NAMESPACE)
+        self.suite.plane.api.delete(self.civo.kind, self.civo.name, NAMESPACE)
         delete_coreweave_xr(self.suite, self.coreweave.name, NAMESPACE)
 
 

@@ -98,23 +98,13 @@ def install_required_objects(plane: ControlPlane) -> None:
     ):
         write_credentials(plane, secret, token)
         ref = {"name": secret, "namespace": CROSSPLANE_NAMESPACE, "key": "credentials"}
-        api.apply(
-            kind,
-            {
-                "metadata": {"name": name},
-                "spec": {"credentials": {"source": "Secret", "secretRef": ref}},
-            },
-        )
+        spec = {"credentials": {"source": "Secret", "secretRef": ref}}
+        api.apply(kind, {"metadata": {"name": name}, "spec": spec})
 
 
 def write_credentials(plane: ControlPlane, secret: str, token: str) -> None:
     """A cloud's credentials Secret as its provider reads it: `{"token": ...}` under
     `credentials`."""
     credentials = base64.b64encode(json.dumps({"token": token}).encode()).decode()
-    plane.api.apply(
-        kinds.SECRET,
-        {
-            "metadata": {"name": secret, "namespace": CROSSPLANE_NAMESPACE},
-            "data": {"credentials": credentials},
-        },
-    )
+    metadata = {"name": secret, "namespace": CROSSPLANE_NAMESPACE}
+    plane.api.apply(kinds.SECRET, {"metadata": metadata, "data": {"credentials": credentials}})

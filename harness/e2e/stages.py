@@ -49,6 +49,17 @@ def wait_ready(
     return wait_for(f"{kind.kind} {name} Ready={want}", probe, CONVERGE_SECONDS)
 
 
+def warning_events(api: Kube, namespace: str, name: str, text: str) -> list[dict[str, Any]]:
+    """The Warning events about the object of this name whose message says `text`."""
+    return [
+        e
+        for e in api.list(kinds.EVENT, namespace)
+        if e["involvedObject"].get("name") == name
+        and e.get("type") == "Warning"
+        and text in e.get("message", "")
+    ]
+
+
 def same_objects(before: dict[str, Composed], after: dict[str, Composed]) -> None:
     """Nothing dropped, nothing re-created (same UIDs), nothing being deleted."""
     assert sorted(after) == sorted(before), (

@@ -179,17 +179,15 @@ class WatchLog:
         changes = self.of(xr, xr_kind)
         return changes[-1].at if changes else 0.0
 
-    def deleted_at(self, kind: str, name: str) -> float | None:
-        with self._lock:
-            for change in self.changes:
-                if change.type == "DELETED" and change.kind == kind and change.name == name:
-                    return change.at
-        return None
-
     def deletion_times(self, composed: Mapping[str, Composed]) -> dict[str, float]:
-        """When each of these composed objects, by key, was seen deleted; fails naming the
+        """When each of these composed objects, by key, was first seen deleted; fails naming the
         ones whose deletion was never seen."""
-        seen = {key: self.deleted_at(ref.kind, ref.name) for key, ref in composed.items()}
+        with self._lock:
+            deleted = [c for c in self.changes if c.type == "DELETED"]
+        seen = {
+            key: next((c.at for c in deleted if (c.kind, c.name) == (ref.kind, ref.name)), None)
+            for key, ref in composed.items()
+        }
         times = {key: at for key, at in seen.items() if at is not None}
         assert times.keys() == seen.keys(), f"deletions not seen: {seen}"
         return times

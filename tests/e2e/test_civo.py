@@ -28,7 +28,7 @@ from harness.e2e.stages import (
 from harness.e2e.suite import Suite
 from harness.e2e.watchlog import format_churn
 from harness.e2e.workload import helm_releases
-from harness.e2e.xr import EXTERNAL_NAME, composed, example_xr, external_name, reason
+from harness.e2e.xr import composed, example_xr, external_name, reason
 
 XR_KIND = kinds.CIVO_CLUSTER_XR
 COMPOSED = kinds.CIVO_COMPOSED
@@ -92,13 +92,12 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
         release = api.get(kinds.HELM_RELEASE, release_ref.name, namespace)
         assert release is not None
         groups = release["spec"]["forProvider"]["values"]["autoscalingGroups"]
-        pool_ids = {}
-        for pool in autoscaled:
-            live = api.get(
-                kinds.CIVO_NODEPOOL, now_composed()[f"nodepool-{pool['name']}"].name, namespace
+        pool_ids = {
+            p["name"]: external_name(
+                api, name, namespace, kinds.CIVO_NODEPOOL, f"nodepool-{p['name']}"
             )
-            assert live is not None
-            pool_ids[pool["name"]] = live["metadata"]["annotations"][EXTERNAL_NAME]
+            for p in autoscaled
+        }
         assert groups == [
             {
                 "name": pool_ids[p["name"]],

@@ -30,6 +30,7 @@ from harness.e2e.stages import (
     wait_pool_gone,
     wait_quiet,
     wait_ready,
+    warning_events,
 )
 from harness.e2e.suite import Suite
 from harness.e2e.watchlog import format_churn
@@ -64,14 +65,9 @@ BREAKER_HALF_OPEN_SECONDS = 30
 
 def live_uids(inside: Kube, pools: list[dict[str, Any]]) -> dict[str, str | None]:
     """UID of each of these pools' NodePools, the system pool's and the StorageClass clone's."""
-    found: dict[str, str | None] = {}
-    for kind, obj_name in (
-        *((kinds.CKS_NODEPOOL, str(p["name"])) for p in pools),
-        *COREWEAVE_FIXED_IN_CLUSTER,
-    ):
-        live = inside.get(kind, obj_name)
-        found[f"{kind.kind}/{obj_name}"] = live["metadata"]["uid"] if live else None
-    return found
+    objects = [*((kinds.CKS_NODEPOOL, str(p["name"])) for p in pools), *COREWEAVE_FIXED_IN_CLUSTER]
+    found = {f"{kind.kind}/{name}": inside.get(kind, name) for kind, name in objects}
+    return {key: live["metadata"]["uid"] if live else None for key, live in found.items()}
 
 
 def pool_keys(keys: set[str], pool: str) -> set[str]:
@@ -253,12 +249,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
             "a FATAL result on the XR's Synced condition", fatal_reported, CONVERGE_SECONDS
         )
         assert "spec.nodePools[3].name" in message, message
-        warnings = [
-            e
-            for e in api.list(kinds.EVENT, namespace)
-            if e["involvedObject"].get("name") == name and e.get("type") == "Warning"
-        ]
-        assert any("reserved" in e.get("message", "") for e in warnings), "no Warning event"
+        assert warning_events(api, namespace, name, "reserved"), "no Warning event"
         same_objects(before, now_composed())
         assert inside.get(kinds.CKS_NODEPOOL, SYSTEM_POOL) is not None
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": xr["spec"]["nodePools"]}}, namespace)
@@ -329,12 +320,7 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
         return composed(api, name, namespace, COMPOSED)
 
     def warned() -> bool:
-        return any(
-            e["involvedObject"].get("name") == name
-            and e.get("type") == "Warning"
-            and WAITING_WARNING in e.get("message", "")
-            for e in api.list(kinds.EVENT, namespace)
-        )
+        return bool(warning_events(api, namespace, name, WAITING_WARNING))
 
     def removed_object_waits() -> bool:
         ref = now_composed().get(f"nodepool-{removed}")

@@ -29,6 +29,7 @@ from harness.e2e.faults import (
 )
 from harness.e2e.kube import ApiError
 from harness.e2e.pair import NAMESPACE, Pair, differences, live_key
+from harness.e2e.stages import warning_events
 from harness.e2e.suite import Suite
 from harness.e2e.xr import composed
 
@@ -38,25 +39,18 @@ COREWEAVE_POOL = {
     "instanceType": "cd-gp-a192-genoa",
     "nodeCount": 1,
 }
+# A Civo pool each fault's mid-change round adds, under the fault's name.
+CIVO_POOL = {
+    "role": "GPU",
+    "size": "g4g.kube.small",
+    "nodeCount": 1,
+    "gpu": {"acceleratorType": "nvidia-a100"},
+}
 # The example's System pool and its autoscaled L40S pool (so the autoscaler Release is composed):
 # two of the eight pools an XR may have, leaving one for each fault's mid-change round.
 CIVO_POOLS = ["system", "l40s"]
 # A change made during an outage is given this long to be stuck in it before the fault lifts.
 CHANGE_IN_OUTAGE_SECONDS = 10
-
-
-def coreweave_pool(name: str) -> dict[str, Any]:
-    return {**COREWEAVE_POOL, "name": name}
-
-
-def civo_pool(name: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "role": "GPU",
-        "size": "g4g.kube.small",
-        "nodeCount": 1,
-        "gpu": {"acceleratorType": "nvidia-a100"},
-    }
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +69,8 @@ def pair(suite: Suite) -> Iterator[Pair]:
 
 def add_pools(pair: Pair, name: str) -> set[str]:
     """A pool named `name` added to each XR; returns the snapshot keys it must make."""
-    return pair.add_pool(pair.coreweave, coreweave_pool(name)) | pair.add_pool(
-        pair.civo, civo_pool(name)
-    )
+    made = pair.add_pool(pair.coreweave, {**COREWEAVE_POOL, "name": name})
+    return made | pair.add_pool(pair.civo, {"name": name, **CIVO_POOL})
 
 
 def one_round(pair: Pair, fault: Fault, changing: str) -> None:
@@ -171,8 +164,10 @@ def applied_target_nodes(pair: Pair, pool: str) -> list[int]:
     """Every targetNodes the API server held for the pool's Object, in order, from the watch
     log (repeats folded)."""
     values: list[int] = []
-    name = object_name(pair, pool)
-    for change in pair.suite.log.of(pair.coreweave.name, pair.coreweave.kind.kind):
+    member = pair.coreweave
+    objects = composed(pair.suite.plane.api, member.name, NAMESPACE, (kinds.KUBERNETES_OBJECT,))
+    name = objects[f"nodepool-{pool}"].name
+    for change in pair.suite.log.of(member.name, member.kind.kind):
         if change.kind != "Object" or change.name != name:
             continue
         spec = (change.content or {}).get("spec") or {}
@@ -180,13 +175,6 @@ def applied_target_nodes(pair: Pair, pool: str) -> list[int]:
         if isinstance(target, int) and (not values or values[-1] != target):
             values.append(target)
     return values
-
-
-def object_name(pair: Pair, pool: str) -> str:
-    found = composed(
-        pair.suite.plane.api, pair.coreweave.name, NAMESPACE, (kinds.KUBERNETES_OBJECT,)
-    )
-    return found[f"nodepool-{pool}"].name
 
 
 def test_an_edit_burst_applies_the_last_valid_spec_and_deletes_nothing(pair: Pair) -> None:
@@ -223,13 +211,7 @@ def test_an_edit_burst_applies_the_last_valid_spec_and_deletes_nothing(pair: Pai
     assert seen and seen[-1] == valid[-1], f"applied node counts {seen}, last valid {valid[-1]}"
     assert all(value in valid for value in seen), f"an invalid edit was applied: {seen}"
     assert seen == sorted(seen), f"applied out of order: {seen}"
-    refused = [
-        e
-        for e in api.list(kinds.EVENT, NAMESPACE)
-        if e["involvedObject"].get("name") == member.name
-        and e.get("type") == "Warning"
-        and "reserved" in e.get("message", "")
-    ]
+    refused = warning_events(api, NAMESPACE, member.name, "reserved")
 
     changed = {f"{member.name}/nodepool-{pool}", live_key(kinds.CKS_NODEPOOL, pool)}
     problems = differences(

@@ -115,29 +115,23 @@ def wait_unhealthy_with(api: Any, name: str, message: str, description: str) -> 
     """The Configuration's Healthy message once it is False and says `message`. A timeout names
     every Healthy state the Configuration and its revisions went through meanwhile (a bare
     timeout tells nothing of what the package manager said instead)."""
-    seen: list[str] = []
-
-    def note(state: str) -> None:
-        if state not in seen:
-            seen.append(state)
+    seen: dict[str, None] = {}  # in the order first seen
 
     def probe() -> str:
         found = condition(api.get(kinds.CONFIGURATION, name), "Healthy")
         text = str(found.get("message", ""))
-        note(f"{name}: {found.get('status')}: {text}")
+        seen[f"{name}: {found.get('status')}: {text}"] = None
         for revision in api.list(kinds.CONFIGURATION_REVISION, labels=f"{PARENT_PACKAGE}={name}"):
-            said = condition(revision, "Healthy")
-            deleting = " (deleting)" if revision["metadata"].get("deletionTimestamp") else ""
-            note(
-                f"{revision['metadata']['name']} {revision['metadata']['uid']}{deleting}: "
-                f"{said.get('status')}: {said.get('message', '')}"
-            )
+            said, meta = condition(revision, "Healthy"), revision["metadata"]
+            deleting = " (deleting)" if meta.get("deletionTimestamp") else ""
+            state = f"{said.get('status')}: {said.get('message', '')}"
+            seen[f"{meta['name']} {meta['uid']}{deleting}: {state}"] = None
         return text if found.get("status") == "False" and message in text else ""
 
     try:
         return wait_for(description, probe, INSTALL_SECONDS)
     except WaitTimedOut as timed_out:
-        raise WaitTimedOut(f"{timed_out}; seen meanwhile: {seen}"[:8000]) from None
+        raise WaitTimedOut(f"{timed_out}; seen meanwhile: {list(seen)}"[:8000]) from None
 
 
 def uid_of(api: Any, kind: Any, name: str) -> str:
@@ -189,12 +183,9 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
 
     # 1. upgrading.md's commands, as written, to a package of another digest.
     variant = build_package(plane, REPO, reuse_make_output=False)
+    mirrored = f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_REPOSITORY.split('/', 2)[2]}"
     for tag in (NEXT_TAG, NEXT_MINOR):
-        push(
-            plane,
-            variant,
-            f"127.0.0.1:{plane.registry_port}/modelplane/{FUNCTION_REPOSITORY.split('/', 2)[2]}:{tag}",
-        )
+        push(plane, variant, f"{mirrored}:{tag}")
     previous = active_function_revision(api)
     assert previous is not None
     [upgrade] = sh_blocks((DOCS / "upgrading.md").read_text(), UPGRADE_STEPS)
