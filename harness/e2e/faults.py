@@ -18,12 +18,12 @@ from typing import Any
 from . import kinds
 from .calls import read_reconciles
 from .controlplane import CROSSPLANE_NAMESPACE
-from .kube import condition, wait_for
+from .kube import wait_for
 from .pair import NAMESPACE, Member, Pair
 from .providerkubernetes import PROCESS_NAME as PROVIDER_KUBERNETES
 from .runtime import FUNCTION_NAME
 from .scene import CREDENTIALS_SECRET
-from .stages import CONVERGE_SECONDS
+from .stages import CONVERGE_SECONDS, not_synced
 from .xr import composed, reason
 
 # A metadata-only edit of an XR: Crossplane reconciles it at once, so a fault's effect on calls
@@ -53,10 +53,7 @@ def touch(pair: Pair) -> None:
 
 def failed_call(pair: Pair, member: Member) -> str:
     """The XR's Synced=False message when it names the function (a call failed), else ''."""
-    xr = pair.suite.plane.api.get(member.kind, member.name, NAMESPACE)
-    synced = condition(xr, "Synced")
-    message = str(synced.get("message", ""))
-    return message if synced.get("status") == "False" and FUNCTION_NAME in message else ""
+    return not_synced(pair.suite.plane.api.get(member.kind, member.name, NAMESPACE), FUNCTION_NAME)
 
 
 def grpc_code(message: str) -> str:

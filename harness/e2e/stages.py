@@ -6,14 +6,14 @@ from __future__ import annotations
 import contextlib
 import datetime
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from . import kinds
 from .calls import Reconciles, read_calls, read_reconciles, reconciles_of
 from .kube import ApiError, Kind, Kube, condition, is_true, wait_for
 from .runtime import package_version
-from .watchlog import WatchLog, explain
+from .watchlog import WatchLog, explain, format_churn
 from .xr import Composed, composed, external_name
 
 if TYPE_CHECKING:
@@ -49,6 +49,13 @@ def wait_ready(
     return wait_for(f"{kind.kind} {name} Ready={want}", probe, CONVERGE_SECONDS)
 
 
+def not_synced(xr: dict[str, Any] | None, saying: str = "") -> str:
+    """The XR's Synced=False message when it says `saying`, else ''."""
+    synced = condition(xr, "Synced")
+    message = str(synced.get("message", ""))
+    return message if synced.get("status") == "False" and saying in message else ""
+
+
 def warning_events(api: Kube, namespace: str, name: str, text: str) -> list[dict[str, Any]]:
     """The Warning events about the object of this name whose message says `text`."""
     return [
@@ -67,6 +74,22 @@ def same_objects(before: dict[str, Composed], after: dict[str, Composed]) -> Non
     )
     changed = [k for k in before if before[k].uid != after[k].uid or after[k].deleting]
     assert not changed, f"re-created or deleting: {changed}"
+
+
+@contextlib.contextmanager
+def cleaned_up(
+    suite: Suite, kind: Kind, name: str, namespace: str, churn: bool = False
+) -> Iterator[None]:
+    """Whatever happens in the block: the XR's last stage ended, its churn reported (`churn`)
+    and the XR deleted (not waited for), so that the next test starts clean."""
+    try:
+        yield
+    finally:
+        suite.log.end(name)
+        if churn:
+            suite.churn_reports.append(format_churn(name, suite.log.churn(name, kind.kind)))
+        with contextlib.suppress(ApiError):
+            suite.plane.api.delete(kind, name, namespace)
 
 
 def wait_quiet(log: WatchLog, kind: Kind, name: str, seconds: float) -> None:

@@ -9,7 +9,6 @@ created is tests/e2e/test_cluster_autoscaler.py's subject.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from typing import Any
 
@@ -19,6 +18,7 @@ from harness.e2e import kinds
 from harness.e2e.kube import ApiError, wait_for
 from harness.e2e.stages import (
     CONVERGE_SECONDS,
+    cleaned_up,
     converged_idle_window,
     delete_xr,
     get_xr,
@@ -26,7 +26,6 @@ from harness.e2e.stages import (
     wait_ready,
 )
 from harness.e2e.suite import Suite
-from harness.e2e.watchlog import format_churn
 from harness.e2e.workload import helm_releases
 from harness.e2e.xr import composed, example_xr, external_name, reason
 
@@ -57,7 +56,7 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
     def xr_now() -> dict[str, Any]:
         return get_xr(api, XR_KIND, name, namespace)
 
-    try:
+    with cleaned_up(suite, XR_KIND, name, namespace, churn=True):
         # --- new: the Civo cluster is being created; no pools yet -----------------------------
         log.begin(name, "new")
         cloud.hold(kinds.CIVO_CLUSTER)
@@ -159,11 +158,6 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
         at = log.deletion_times(last)
         assert at["civo-cluster"] < at["network"], "network deleted before the cluster"
         assert at["civo-cluster"] < at["firewall"], "firewall deleted before the cluster"
-    finally:
-        log.end(name)
-        suite.churn_reports.append(format_churn(name, log.churn(name, XR_KIND.kind)))
-        with contextlib.suppress(ApiError):
-            api.delete(XR_KIND, name, namespace)
 
 
 # Deleting a CivoCluster whose cluster does not answer, or is gone, finishes within this long:
@@ -185,7 +179,7 @@ def test_civo_cluster_deleted_while_its_cluster_does_not_answer(suite: Suite, ou
     def now_composed() -> dict[str, Any]:
         return composed(api, name, namespace, COMPOSED)
 
-    try:
+    with cleaned_up(suite, XR_KIND, name, namespace):
         api.apply(XR_KIND, xr)
         wait_ready(api, XR_KIND, name, namespace)
         cluster_id = external_name(api, name, namespace, kinds.CIVO_CLUSTER, "civo-cluster")
@@ -206,6 +200,3 @@ def test_civo_cluster_deleted_while_its_cluster_does_not_answer(suite: Suite, ou
             f"{took:.1f} s (bound {UNREACHABLE_DELETION_SECONDS} s)"
         )
         assert took <= UNREACHABLE_DELETION_SECONDS, f"deletion took {took:.1f} s"
-    finally:
-        with contextlib.suppress(ApiError):
-            api.delete(XR_KIND, name, namespace)

@@ -7,7 +7,6 @@ the function wrote, into this same API server.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import time
 from typing import Any
@@ -17,15 +16,17 @@ import yaml
 
 from harness.e2e import kinds
 from harness.e2e.controlplane import CROSSPLANE_NAMESPACE
-from harness.e2e.kube import ApiError, Kube, condition, is_true, wait_for
+from harness.e2e.kube import Kube, condition, is_true, wait_for
 from harness.e2e.scene import CREDENTIALS_SECRET, write_credentials
 from harness.e2e.stages import (
     CONVERGE_SECONDS,
     COREWEAVE_FIXED_IN_CLUSTER,
     QUIET_SECONDS,
+    cleaned_up,
     converged_idle_window,
     delete_xr,
     get_xr,
+    not_synced,
     same_objects,
     wait_pool_gone,
     wait_quiet,
@@ -33,7 +34,6 @@ from harness.e2e.stages import (
     warning_events,
 )
 from harness.e2e.suite import Suite
-from harness.e2e.watchlog import format_churn
 from harness.e2e.xr import composed, example_xr, reason, secret_text
 
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
@@ -89,7 +89,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
     def xr_now() -> dict[str, Any]:
         return get_xr(api, XR_KIND, name, namespace)
 
-    try:
+    with cleaned_up(suite, XR_KIND, name, namespace, churn=True):
         # --- new: the CKS cluster is still being created --------------------------------------
         log.begin(name, "new")
         cloud.hold(kinds.CKS_CLUSTER)
@@ -239,14 +239,10 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         invalid = copy.deepcopy(xr["spec"]["nodePools"])
         invalid.append({"name": SYSTEM_POOL, "role": "CPU", "instanceType": "cd-gp-i64-erapids"})
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": invalid}}, namespace)
-
-        def fatal_reported() -> str:
-            synced = condition(xr_now(), "Synced")
-            message = str(synced.get("message", ""))
-            return message if synced.get("status") == "False" and "reserved" in message else ""
-
         message = wait_for(
-            "a FATAL result on the XR's Synced condition", fatal_reported, CONVERGE_SECONDS
+            "a FATAL result on the XR's Synced condition",
+            lambda: not_synced(xr_now(), "reserved"),
+            CONVERGE_SECONDS,
         )
         assert "spec.nodePools[3].name" in message, message
         assert warning_events(api, namespace, name, "reserved"), "no Warning event"
@@ -290,11 +286,6 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         assert at["kubernetes-providerconfig"] < at["kubeconfig"], (
             "kubeconfig deleted before its user"
         )
-    finally:
-        log.end(name)
-        suite.churn_reports.append(format_churn(name, log.churn(name, XR_KIND.kind)))
-        with contextlib.suppress(ApiError):
-            api.delete(XR_KIND, name, namespace)
 
 
 # Deleting an XR whose cluster does not answer finishes within this long (measured: see
@@ -331,7 +322,7 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
             and condition(obj, "Synced").get("status") == "False"
         )
 
-    try:
+    with cleaned_up(suite, XR_KIND, name, namespace):
         log.begin(name, "converged")
         api.apply(XR_KIND, xr)
         wait_ready(api, XR_KIND, name, namespace)
@@ -380,7 +371,3 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
             f"everything gone in {took:.1f} s (bound {UNREACHABLE_DELETION_SECONDS} s)"
         )
         assert took <= UNREACHABLE_DELETION_SECONDS, f"deletion took {took:.1f} s"
-    finally:
-        log.end(name)
-        with contextlib.suppress(ApiError):
-            api.delete(XR_KIND, name, namespace)
