@@ -89,20 +89,14 @@ class WorkloadClusters:
     def cks_serving(self, cluster_id: str) -> Workload | None:
         """The CKS cluster, once its API server answers and serves what CKS puts in every
         cluster; starts it on the first call (the cluster stays STATUS_CREATING until then)."""
-        return self._serving(
-            cluster_id, lambda: self._start(cluster_id, "cks", _seed_cks, cks_tokens=True)
-        )
+        return self._serving(cluster_id, lambda: self._start(cluster_id, "cks", _seed_cks))
 
     def _serving(self, cluster_id: str, start: Callable[[], Workload]) -> Workload | None:
         with self._lock:
             workload = self._clusters.get(cluster_id) or start()
-        if not workload.seeded:
-            if not self.plane.processes.ready_now(workload.process):
-                return None
+        if not workload.seeded and self.plane.processes.ready_now(workload.process):
             workload.seeded = workload.seed(workload)
-            if not workload.seeded:
-                return None
-        return workload
+        return workload if workload.seeded else None
 
     def outage(self, cluster_id: str) -> None:
         """The cluster's API server stops answering (killed, as a control-plane outage ends it);
@@ -142,13 +136,7 @@ class WorkloadClusters:
             self.last_looks[cluster_id] = _look(workload.api)
         self.plane.processes.stop(workload.process)
 
-    def _start(
-        self,
-        cluster_id: str,
-        cloud: str,
-        seed: Callable[[Workload], bool],
-        cks_tokens: bool = False,
-    ) -> Workload:
+    def _start(self, cluster_id: str, cloud: str, seed: Callable[[Workload], bool]) -> Workload:
         plane = self.plane
         assert plane.ca is not None
         port = free_port()
@@ -156,7 +144,7 @@ class WorkloadClusters:
         pki = plane.work / "pki"
         api = Kube(port, plane.ca_file, pki / "admin.crt", pki / "admin.key")
         argv = plane.apiserver_argv(port, f"/{cloud}/{cluster_id}")
-        if cks_tokens:
+        if cloud == "cks":  # reached with the org token as bearer token
             argv.append(f"--token-auth-file={plane.tokens_file}")
         plane.processes.start(process, argv, ready=lambda: serving(api))
         admin = issue(
@@ -184,18 +172,14 @@ def _seed_cks(workload: Workload) -> bool:
 
 
 def _seed_civo(workload: Workload, region: str) -> bool:
-    workload.api.apply(
-        kinds.SECRET,
-        {
-            "metadata": {"name": CIVO_API_SECRET, "namespace": KUBE_SYSTEM},
-            "stringData": {
-                "api-key": f"civo-e2e-key-{workload.cluster_id}",
-                "api-url": CIVO_API_URL,
-                "cluster-id": workload.cluster_id,
-                "region": region,
-            },
-        },
-    )
+    string_data = {
+        "api-key": f"civo-e2e-key-{workload.cluster_id}",
+        "api-url": CIVO_API_URL,
+        "cluster-id": workload.cluster_id,
+        "region": region,
+    }
+    metadata = {"name": CIVO_API_SECRET, "namespace": KUBE_SYSTEM}
+    workload.api.apply(kinds.SECRET, {"metadata": metadata, "stringData": string_data})
     return True
 
 
