@@ -120,8 +120,7 @@ def counts_match_log(ports: SidePorts, log: Path) -> Counted:
 
 def health_status(channel: grpc.Channel) -> int:
     reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
-    status: int = reply.status
-    return status
+    return int(reply.status)
 
 
 def assert_serving(ports: SidePorts, grpc_address: str, root: KeyPair, server_name: str) -> None:

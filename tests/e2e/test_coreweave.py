@@ -219,13 +219,8 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         same_objects(before, now_composed())
         kept = api.get(kinds.SECRET, kubeconfig_name, namespace)
         assert kept is not None and written is not None and kept["data"] == written["data"]
-        api.apply(
-            kinds.SECRET,
-            {
-                "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
-                "data": credentials["data"],
-            },
-        )
+        metadata = {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE}
+        api.apply(kinds.SECRET, {"metadata": metadata, "data": credentials["data"]})
         wait_for(
             "ClusterAccess=Available again",
             lambda: reason(xr_now(), "ClusterAccess") == "Available",
