@@ -25,13 +25,15 @@ from typing import Any
 import pytest
 from pluggy import Result
 
-from harness.e2e.binaries import locate, provider_kubernetes
+from harness.e2e.binaries import REPO, locate, provider_kubernetes
 from harness.e2e.charts import chart_archive
 from harness.e2e.controlplane import ControlPlane, new_org_token
 from harness.e2e.engine import Engine, engines
+from harness.e2e.packages import configuration_file, function_file
 from harness.e2e.processes import ProcessGroup
 from harness.e2e.shards import OWN_NETWORK, make_scheduler, own_network_available, shards
 from harness.e2e.suite import SHARED_CRDS, Suite, start
+from harness.package_names import CONFIGURATION_CLOUDS
 
 SUITE_KEY = pytest.StashKey[Suite]()
 # What each engine's suite found worth a line (churn tables, idle windows), kept past its teardown.
@@ -162,11 +164,9 @@ def _module_suite(
             "ports); run its module alone, or under `make e2e` as root (a shard of its own)"
         )
     label = f"{engine.version}-{'own' if apis_by_hand else 'fresh'}"
-    running = _started(
+    yield from _started(
         request, engine, apis_by_hand=apis_by_hand, label=label, provider=provider_kubernetes
     )
-    yield next(running)
-    next(running, None)
 
 
 def _started(
@@ -212,6 +212,13 @@ def _started(
             shutil.rmtree(work, ignore_errors=True)
         else:
             print(f"\ne2e: logs and state kept in {work}")
+
+
+def require_packages() -> None:
+    """For a test that installs the packages `make xpkg` builds: fails without them."""
+    for cloud in CONFIGURATION_CLOUDS:
+        if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
+            pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
 
 
 @pytest.fixture

@@ -49,6 +49,7 @@ def keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
     api = suite.plane.api
     mode = "ssa" if server_side_apply else "csa"
     name, pool_name = f"autoscale-{mode}", f"h100-{mode}"
+    pool_keys = (f"nodepool-{pool_name}", f"autoscaled-nodepool-{pool_name}")
     pool = {
         "name": pool_name,
         "role": "GPU",
@@ -68,11 +69,10 @@ def keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
 
     def objects_synced() -> bool:
         refs = composed(api, name, namespace, (kinds.KUBERNETES_OBJECT,))
-        keys = (f"nodepool-{pool_name}", f"autoscaled-nodepool-{pool_name}")
         return all(
             key in refs
             and is_true(api.get(kinds.KUBERNETES_OBJECT, refs[key].name, namespace), "Synced")
-            for key in keys
+            for key in pool_keys
         )
 
     def edit(**fields: Any) -> None:
@@ -135,8 +135,7 @@ def keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
         creator = objects[f"nodepool-{pool_name}"].content["forProvider"]
         expected = None if suite.engine.provider_kubernetes.startswith("v1.2.") else "Background"
         assert creator.get("deletionPropagationPolicy") == expected, creator
-        pool_objects = [objects[f"nodepool-{pool_name}"].name]
-        pool_objects.append(objects[f"autoscaled-nodepool-{pool_name}"].name)
+        pool_objects = [objects[key].name for key in pool_keys]
         filler = {"name": "cpu", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": [filler]}}, namespace)
         wait_pool_gone(api, namespace, pool_objects, inside, pool_name)

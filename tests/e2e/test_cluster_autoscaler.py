@@ -150,10 +150,7 @@ class Autoscaled:
                 return revision
             return 0
 
-        revision: int = wait_for(
-            "the Release deployed at its last revision", deployed, CONVERGE_SECONDS
-        )
-        return revision
+        return wait_for("the Release deployed at its last revision", deployed, CONVERGE_SECONDS)
 
     def release_deployed_at(self, revision: int) -> bool:
         """provider-helm reports the Helm release deployed at this revision, Ready, and the

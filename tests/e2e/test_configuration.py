@@ -24,8 +24,6 @@ from harness.e2e.kube import is_true
 from harness.e2e.packages import (
     API_NAMES,
     UNTESTED_NEWER,
-    configuration_file,
-    function_file,
     identities,
     install_configurations,
     newest,
@@ -40,6 +38,7 @@ from harness.package_names import (
     declared,
     dependency_name,
 )
+from tests.e2e.conftest import require_packages
 
 
 def activated(cloud: str) -> list[str]:
@@ -62,9 +61,7 @@ def test_the_configurations_install_with_what_they_depend_on(
     bare_plane: ControlPlane, summary: list[str], engine: Engine
 ) -> None:
     plane, version = bare_plane, f"v{package_version()}"
-    for cloud in CONFIGURATION_CLOUDS:
-        if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
-            pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
+    require_packages()
     # The APIs installed by hand first, 0.1.0's way: the Configurations must take them over
     # without deleting anything (an XRD deleted takes its XRs' CRD, and every XR, with it).
     by_hand = install_apis_by_hand(plane)

@@ -67,12 +67,11 @@ def test_upgrading_provider_kubernetes_under_live_xrs_recreates_nothing(
         before = pair.settled()
         objects = sorted(key for key, (_, content) in before.items() if is_object(content))
         assert objects, "no Object composed"
-        _, old_fields = without_the_new_default(before)
+        kept_before, old_fields = without_the_new_default(before)
         assert set(old_fields.values()) == {None}, f"the old CRD has {PROPAGATION}: {old_fields}"
 
         suite.provider.upgrade(*provider_kubernetes(new_version))
         after = pair.settled()
-        kept_before, _ = without_the_new_default(before)
         kept_after, new_fields = without_the_new_default(after)
         assert differences(kept_before, kept_after) == [], f"upgrading to {new_version}"
         assert new_fields == dict.fromkeys(objects, DEFAULT_PROPAGATION)

@@ -27,6 +27,7 @@ from harness.e2e.kube import wait_for
 from harness.e2e.scene import apply_documents, wait_established
 
 RBAC_PAGE = REPO / "docs" / "rbac.md"
+XR_GROUP = "infrastructure.modelplane.ai"
 # The namespace the page's examples are written for.
 TEAM_NAMESPACE = "ml-team"
 OTHER_NAMESPACE = "platform"
@@ -62,12 +63,7 @@ def allowed(plane: ControlPlane, subject: dict[str, Any], attributes: dict[str, 
 
 
 def xr(verb: str, plural: str, namespace: str) -> dict[str, str]:
-    return {
-        "group": "infrastructure.modelplane.ai",
-        "resource": plural,
-        "verb": verb,
-        "namespace": namespace,
-    }
+    return {"group": XR_GROUP, "resource": plural, "verb": verb, "namespace": namespace}
 
 
 def secret(verb: str, namespace: str, name: str = "") -> dict[str, str]:
@@ -84,7 +80,7 @@ def test_the_rbac_page_grants_what_it_says(bare_plane: ControlPlane) -> None:
         env={"KUBECONFIG": str(plane.admin_kubeconfig)},
     )
     for plural in ("coreweaveclusters", "civoclusters"):
-        name = f"{plural}.infrastructure.modelplane.ai"
+        name = f"{plural}.{XR_GROUP}"
         wait_established(plane, kinds.XRD, [name])
         # The roles the page's table lists, with the verbs it gives.
         for role_name, verbs in ROLE_VERBS.items():

@@ -22,23 +22,15 @@ import json
 import time
 from pathlib import Path
 
-import pytest
-
 from harness.doc_commands import README, SECTIONS, filled, sh_blocks
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.engine import Engine
-from harness.e2e.packages import (
-    brought_by_configurations,
-    configuration_file,
-    function_file,
-    report_package_runtimes,
-    serve_providers,
-)
+from harness.e2e.packages import brought_by_configurations, report_package_runtimes, serve_providers
 from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
 from harness.e2e.suite import SHARED_CRDS, Suite
 from harness.e2e.user_cli import run_as_user, user_environment
-from harness.package_names import CONFIGURATION_CLOUDS
+from tests.e2e.conftest import require_packages
 
 # The API reference's examples, as the README applies them.
 XRS = (
@@ -63,9 +55,7 @@ def test_the_readme_installs_and_brings_up_a_cluster_of_each_kind(
     fresh_suite: Suite, engine: Engine, summary: list[str], tmp_path: Path
 ) -> None:
     suite = fresh_suite
-    for cloud in CONFIGURATION_CLOUDS:
-        if not configuration_file(REPO, cloud).exists() or not function_file(REPO).exists():
-            pytest.fail("the packages are not built: run `make xpkg`", pytrace=False)
+    require_packages()
     # What the public registries serve: the providers' packages (the README has users push
     # only this project's).
     serve_providers(suite.plane, SHARED_CRDS)

@@ -62,22 +62,22 @@ def as_new(doc: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def dry_run_message(api: Any, method: str, path: str, body: Any) -> str:
+    """The API server's Status message for a dry run of this request; '' when it accepts it."""
+    try:
+        api.request(method, path, body, query={"dryRun": "All", "fieldValidation": "Strict"})
+    except ApiError as error:
+        return str(json.loads(error.body)["message"])
+    return ""
+
+
 def server_message(api: Any, obj: dict[str, Any]) -> str:
     """The API server's Status message for a dry-run create of `obj`; '' when it accepts it."""
     kind = BY_TYPE[(obj["apiVersion"], obj["kind"])]
     metadata = obj["metadata"] if isinstance(obj["metadata"], dict) else {}
     # POSTed to its namespace's path (a case with a malformed metadata has none to read).
     namespace = metadata.get("namespace", NS) if kind.namespaced else None
-    try:
-        api.request(
-            "POST",
-            kind.path(namespace),
-            as_sent(obj),
-            query={"dryRun": "All", "fieldValidation": "Strict"},
-        )
-    except ApiError as error:
-        return str(json.loads(error.body)["message"])
-    return ""
+    return dry_run_message(api, "POST", kind.path(namespace), as_sent(obj))
 
 
 def expected(checker: Validator, obj: dict[str, Any], with_status: bool = False) -> str:
@@ -147,13 +147,7 @@ def test_a_status_update_is_refused_as_the_validator_says(suite: Suite) -> None:
         created = api.create(kind, {k: v for k, v in as_sent(case.obj).items() if k != "status"})
         try:
             update = {**as_sent(case.obj), "metadata": created["metadata"]}
-            path = f"{kind.path(namespace, name)}/status"
-            query = {"dryRun": "All", "fieldValidation": "Strict"}
-            try:
-                api.request("PUT", path, update, query=query)
-                server = ""
-            except ApiError as error:
-                server = str(json.loads(error.body)["message"])
+            server = dry_run_message(api, "PUT", f"{kind.path(namespace, name)}/status", update)
         finally:
             api.delete(kind, name, namespace)
         said = expected(checker, case.obj, with_status=True)

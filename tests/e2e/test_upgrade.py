@@ -24,8 +24,6 @@ from harness.e2e.suite import Suite
 COREWEAVE_POOLS = [
     {"name": "cpu-upgrade", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
 ]
-
-
 RETIRED_USAGE = "usage-cluster-by-providerconfig"
 
 

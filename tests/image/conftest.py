@@ -35,21 +35,23 @@ IMAGE_TAR = BUILD / "image.tar"
 XPKG = BUILD / "function-inference-clusters.xpkg"
 # Where Crossplane mounts the function's server certificate Secret (TLS_SERVER_CERTS_DIR).
 CERTS_MOUNT = "/tls/server"
+# The entrypoint's own mount and PID namespaces, as a pod's; its process dies with unshare.
+UNSHARE = ("unshare", "--mount", "--pid", "--fork", "--kill-child")
 # A cold Python start in the image takes about a second; a busy CI machine may need more.
 START_TIMEOUT = 30
 # The SDK waits up to 5 s for in-flight calls on SIGTERM.
 STOP_TIMEOUT = 15
 
 
-def read_docker_archive(path: Path) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """manifest entry, config and layer member names of a one-image `docker save` tarball."""
+def read_docker_archive(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The config and layer member names of a one-image `docker save` tarball."""
     with tarfile.open(path) as archive:
-        (manifest,) = json.load(_member(archive, "manifest.json"))
-        config = json.load(_member(archive, manifest["Config"]))
-    return manifest, config, list(manifest["Layers"])
+        (manifest,) = json.load(member(archive, "manifest.json"))
+        config = json.load(member(archive, manifest["Config"]))
+    return config, list(manifest["Layers"])
 
 
-def _member(archive: tarfile.TarFile, name: str) -> Any:
+def member(archive: tarfile.TarFile, name: str) -> Any:
     handle = archive.extractfile(name)
     assert handle is not None, f"{name} is not a file in the archive"
     return handle
@@ -92,7 +94,7 @@ def image(image_tar: Path, tmp_path_factory: pytest.TempPathFactory) -> Image:
     for tool in ("unshare", "chroot", "tar"):
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed")
-    _, config, layers = read_docker_archive(image_tar)
+    config, layers = read_docker_archive(image_tar)
     rootfs = tmp_path_factory.mktemp("rootfs")
     with tarfile.open(image_tar) as archive:
         for layer in layers:
@@ -102,7 +104,7 @@ def image(image_tar: Path, tmp_path_factory: pytest.TempPathFactory) -> Image:
             )
             assert unpack.stdin is not None
             with unpack.stdin:
-                shutil.copyfileobj(_member(archive, layer), unpack.stdin, 1 << 20)
+                shutil.copyfileobj(member(archive, layer), unpack.stdin, 1 << 20)
             assert unpack.wait() == 0, f"tar could not unpack layer {layer}"
     (rootfs / CERTS_MOUNT.lstrip("/")).mkdir(parents=True)
     return Image(config, rootfs)
@@ -143,7 +145,7 @@ def run_image(
         + " ".join(shlex.quote(f) for f in flags)
     )
     process = subprocess.Popen(
-        ["unshare", "--mount", "--pid", "--fork", "--kill-child", "sh", "-c", script],
+        [*UNSHARE, "sh", "-c", script],
         # Metrics and the health probe port are on by default; off unless a test sets them.
         env={**image.env, "METRICS_ADDRESS": "", "HEALTH_ADDRESS": "", **(env or {})},
         stdout=subprocess.PIPE,

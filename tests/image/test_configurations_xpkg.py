@@ -5,8 +5,6 @@ its io.crossplane.xpkg label, and nothing else."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from hack.configurations import CLOUDS, Cloud, load, packaged_composition
@@ -14,23 +12,17 @@ from tests.image.conftest import BUILD, ROOT, built, read_docker_archive
 from tests.image.test_xpkg import check_package_layers, documents
 
 
-def expected_objects(cloud: Cloud) -> list[dict[str, Any]]:
-    return [
+@pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
+def test_configuration_package_holds_its_api_and_examples_only(cloud: Cloud) -> None:
+    xpkg = built(BUILD / cloud.package_file, "xpkg")
+    config, layers = read_docker_archive(xpkg)
+    assert len(layers) == 2, "a Configuration has no runtime image"
+    objects = [
         load(cloud.source / "crossplane.yaml"),
         load(cloud.source / "activation.yaml"),
         load(cloud.api / "definition.yaml"),
         packaged_composition(cloud),
     ]
-
-
-def expected_examples(cloud: Cloud) -> list[dict[str, Any]]:
     folders = [ROOT / "examples" / example for example in cloud.examples]
-    return documents([f for folder in folders for f in sorted(folder.rglob("*.yaml"))])
-
-
-@pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
-def test_configuration_package_holds_its_api_and_examples_only(cloud: Cloud) -> None:
-    xpkg = built(BUILD / cloud.package_file, "xpkg")
-    _, config, layers = read_docker_archive(xpkg)
-    assert len(layers) == 2, "a Configuration has no runtime image"
-    check_package_layers(xpkg, layers, config, expected_objects(cloud), expected_examples(cloud))
+    examples = documents([f for folder in folders for f in sorted(folder.rglob("*.yaml"))])
+    check_package_layers(xpkg, layers, config, objects, examples)

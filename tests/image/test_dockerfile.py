@@ -40,7 +40,7 @@ def canonical(name: str) -> str:
 
 
 def test_dockerfile_states_the_runtime_config_of_make_image(image_tar: Path) -> None:
-    _, config, _ = read_docker_archive(image_tar)
+    config, _ = read_docker_archive(image_tar)
     runtime = config["config"]
     assert json.loads(only("ENTRYPOINT")) == runtime["Entrypoint"]
     assert only("USER") == runtime["User"]
@@ -58,7 +58,7 @@ def test_dockerfile_starts_from_the_same_debian_release_and_packages(image: Imag
         if "=" in line
     )
     assert base == f"debian:{os_release['VERSION_CODENAME']}-slim"
-    (run,) = [a for k, a in instructions() if k == "RUN"]
+    run = only("RUN")
     installed = re.search(r"apt-get install -y --no-install-recommends ([^&]+)&&", run)
     assert installed is not None, run
     included = re.search(r"--include=(\S+)", ROOTFS_SCRIPT.read_text())
@@ -67,7 +67,7 @@ def test_dockerfile_starts_from_the_same_debian_release_and_packages(image: Imag
 
 
 def test_dockerfile_installs_the_same_wheels_with_the_same_script() -> None:
-    (run,) = [a for k, a in instructions() if k == "RUN"]
+    run = only("RUN")
     words = shlex.split(run)
     assert "--mount=type=bind,source=build/wheels,target=/tmp/wheels" in words
     assert (

@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2
 from hack import render as render_script
 from harness.e2e.operability import Counted, SidePorts, counted, health_status, scrape
 from harness.example_sets import STAGES, example_sets
-from tests.image.conftest import CERTS_MOUNT, Image, run_image
+from tests.image.conftest import CERTS_MOUNT, UNSHARE, Image, run_image
 from tests.test_mtls import PKI, check_refused, check_served, mtls, write_pki
 
 
@@ -60,20 +60,10 @@ def test_plaintext_only_with_insecure(image: Image) -> None:
 
 
 def test_refuses_to_start_without_certificates_or_insecure(image: Image) -> None:
-    entrypoint = image.config["config"]["Entrypoint"]
+    config = image.config["config"]
+    chrooted = [*UNSHARE, "chroot", f"--userspec={config['User']}", str(image.rootfs)]
     done = subprocess.run(
-        [
-            "unshare",
-            "--mount",
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "chroot",
-            f"--userspec={image.config['config']['User']}",
-            str(image.rootfs),
-            *entrypoint,
-            "--address=127.0.0.1:0",
-        ],
+        [*chrooted, *config["Entrypoint"], "--address=127.0.0.1:0"],
         env=image.env,
         capture_output=True,
         text=True,

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from tests.image.conftest import ROOT, read_docker_archive
+from tests.image.conftest import ROOT, member, read_docker_archive
 
 PACKAGE = ROOT / "package"
 EXAMPLES = ROOT / "examples"
@@ -29,9 +29,7 @@ RUNTIME_KEYS = ("Entrypoint", "User", "Env", "ExposedPorts", "WorkingDir")
 
 def member_bytes(archive_path: Path, name: str) -> bytes:
     with tarfile.open(archive_path) as archive:
-        handle = archive.extractfile(name)
-        assert handle is not None
-        return handle.read()
+        return bytes(member(archive, name).read())
 
 
 def layer_files(compressed: bytes) -> dict[str, bytes]:
@@ -101,8 +99,8 @@ def check_package_layers(
 def test_xpkg_is_the_runtime_image_plus_the_package_and_examples_layers(
     xpkg: Path, image_tar: Path
 ) -> None:
-    _, config, layers = read_docker_archive(xpkg)
-    _, runtime, runtime_layers = read_docker_archive(image_tar)
+    config, layers = read_docker_archive(xpkg)
+    runtime, runtime_layers = read_docker_archive(image_tar)
     assert len(layers) == len(runtime_layers) + 2
     assert config["rootfs"]["diff_ids"][:-2] == runtime["rootfs"]["diff_ids"]
     for package_layer, runtime_layer in zip(layers, runtime_layers, strict=False):
@@ -124,6 +122,6 @@ def test_upstream_build_command_works_from_the_repository_root(crank: str, tmp_p
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    _, config, layers = read_docker_archive(output)
+    config, layers = read_docker_archive(output)
     assert len(layers) == 2
     check_package_layers(output, layers, config, expected_package_objects(), expected_examples())
