@@ -19,6 +19,7 @@ from harness.e2e.kube import is_true, wait_for
 from harness.e2e.stages import CONVERGE_SECONDS, delete_coreweave_xr, wait_pool_gone, wait_ready
 from harness.e2e.suite import Suite
 from harness.e2e.xr import composed, example_xr
+from harness.fixtures import coreweave_pool
 
 XR_KIND = kinds.COREWEAVE_CLUSTER_XR
 AUTOSCALER = "cks-cluster-autoscaler"
@@ -50,15 +51,9 @@ def keeps_the_autoscalers_count(suite: Suite, server_side_apply: bool) -> None:
     mode = "ssa" if server_side_apply else "csa"
     name, pool_name = f"autoscale-{mode}", f"h100-{mode}"
     pool_keys = (f"nodepool-{pool_name}", f"autoscaled-nodepool-{pool_name}")
-    pool = {
-        "name": pool_name,
-        "role": "GPU",
-        "instanceType": "gd-8xh100ib-i128",
-        "nodeCount": 2,
-        "minNodeCount": 1,
-        "maxNodeCount": 6,
-        "gpu": {"acceleratorType": "nvidia-h100"},
-    }
+    pool = coreweave_pool(
+        pool_name, "gd-8xh100ib-i128", 2, "nvidia-h100", minNodeCount=1, maxNodeCount=6
+    )
     xr = example_xr("coreweave", name, [pool])
     namespace = xr["metadata"]["namespace"]
 

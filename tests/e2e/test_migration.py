@@ -34,6 +34,7 @@ from harness.e2e.runtime import FUNCTION_NAME, package_version
 from harness.e2e.stages import CONVERGE_SECONDS
 from harness.e2e.suite import SHARED_CRDS, Suite
 from harness.e2e.user_cli import run_as_user, user_environment
+from harness.fixtures import civo_pool
 
 # docs/install.md's steps for the move, whose commands run here as written.
 MIGRATION_STEPS = "### Moving from a hand install"
@@ -41,14 +42,8 @@ MIGRATION_STEPS = "### Moving from a hand install"
 DEPENDENCY_FUNCTION = "modelplane-function-inference-clusters"
 # Fixed pools only (see the module docstring).
 CIVO_POOLS = [
-    {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
-    {
-        "name": "a100",
-        "role": "GPU",
-        "size": "g4g.kube.small",
-        "nodeCount": 1,
-        "gpu": {"acceleratorType": "nvidia-a100"},
-    },
+    civo_pool("system", "g4s.kube.medium", 2),
+    civo_pool("a100", "g4g.kube.small", 1, "nvidia-a100"),
 ]
 
 

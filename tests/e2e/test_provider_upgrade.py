@@ -23,15 +23,11 @@ from harness.e2e.kube import wait_for
 from harness.e2e.pair import NAMESPACE, Pair, Snapshot, differences, live_key
 from harness.e2e.stages import CONVERGE_SECONDS
 from harness.e2e.suite import Suite
+from harness.fixtures import coreweave_pool
 
 # One CPU pool: the CoreWeaveCluster's live objects are its NodePool, the system pool and the
 # StorageClass clone.
-POOL: dict[str, Any] = {
-    "name": "cpu-provider",
-    "role": "CPU",
-    "instanceType": "cd-gp-a192-genoa",
-    "nodeCount": 1,
-}
+POOL = coreweave_pool("cpu-provider", "cd-gp-a192-genoa", 1)
 # The default provider-kubernetes v1.3's Object CRD gives the new field (package/crds).
 PROPAGATION = "deletionPropagationPolicy"
 DEFAULT_PROPAGATION = "Background"

@@ -33,6 +33,7 @@ TEAM_NAMESPACE = "ml-team"
 OTHER_NAMESPACE = "platform"
 # A member of the group the page's RoleBinding names, and a consumer bound to its Role.
 TEAM_MEMBER = {"user": "alice@example.com", "groups": ["inference-platform"]}
+READER = "inference-cluster-reader"
 CONSUMER = "system:serviceaccount:ml-team:inference-cluster-reader"
 # The RBAC manager makes a XRD's roles within seconds; this is for a loaded machine.
 ROLES_SECONDS = 120
@@ -106,14 +107,8 @@ def test_the_rbac_page_grants_what_it_says(bare_plane: ControlPlane) -> None:
     plane.api.apply(
         kinds.ROLE_BINDING,
         {
-            "metadata": {"name": "inference-cluster-reader", "namespace": TEAM_NAMESPACE},
-            "subjects": [
-                {
-                    "kind": "ServiceAccount",
-                    "name": "inference-cluster-reader",
-                    "namespace": TEAM_NAMESPACE,
-                }
-            ],
+            "metadata": {"name": READER, "namespace": TEAM_NAMESPACE},
+            "subjects": [{"kind": "ServiceAccount", "name": READER, "namespace": TEAM_NAMESPACE}],
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "Role",

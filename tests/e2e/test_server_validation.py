@@ -48,14 +48,8 @@ def as_new(doc: dict[str, Any]) -> dict[str, Any]:
     metadata = obj["metadata"]
     # Server-assigned fields, and the owner reference crank render writes without the XR's UID
     # (Crossplane fills it in when it applies).
-    for field in (
-        "uid",
-        "resourceVersion",
-        "creationTimestamp",
-        "generation",
-        "managedFields",
-        "ownerReferences",
-    ):
+    server_assigned = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
+    for field in (*server_assigned, "ownerReferences"):
         metadata.pop(field, None)
     if BY_TYPE[(obj["apiVersion"], obj["kind"])].namespaced:
         metadata["namespace"] = DRY_RUN_NAMESPACE

@@ -18,12 +18,11 @@ from harness.e2e.pair import NAMESPACE, Pair, Snapshot, differences
 from harness.e2e.releases import previous_release
 from harness.e2e.runtime import push_package
 from harness.e2e.suite import Suite
+from harness.fixtures import coreweave_pool
 
 # One CPU pool: the CoreWeaveCluster's live objects are its NodePool, the system pool and the
 # StorageClass clone.
-COREWEAVE_POOLS = [
-    {"name": "cpu-upgrade", "role": "CPU", "instanceType": "cd-gp-a192-genoa", "nodeCount": 1}
-]
+COREWEAVE_POOLS = [coreweave_pool("cpu-upgrade", "cd-gp-a192-genoa", 1)]
 RETIRED_USAGE = "usage-cluster-by-providerconfig"
 
 
