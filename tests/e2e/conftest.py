@@ -224,8 +224,7 @@ def require_packages() -> None:
 @pytest.fixture
 def summary(request: pytest.FixtureRequest) -> list[str]:
     """Lines for the e2e summary at the end of the run, for a test without a suite."""
-    lines: list[str] = request.config.stash[SUMMARY_KEY]
-    return lines
+    return request.config.stash[SUMMARY_KEY]
 
 
 @pytest.fixture(scope="module")
