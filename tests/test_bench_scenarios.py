@@ -26,7 +26,7 @@ SCENARIOS = build_scenarios(2)
     ],
 )
 def test_each_bench_request_composes_a_converged_xr(label: str, composed: int) -> None:
-    (scenario,) = [s for s in SCENARIOS if s.label == label]
+    (scenario,) = [s for s in SCENARIOS if s.kind == label]
     assert scenario.expected == composed
     for member in range(scenario.members):
         request = scenario.call(member, next_n())

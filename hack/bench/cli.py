@@ -20,7 +20,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench import docs, measure, report, scenarios
 from hack.bench.scenarios import Scenario, check_response, next_n
-from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit, Scraper, scrape
+from hack.bench.scrape import Audit, Scraper, scrape
 from hack.bench.servers import ROLES, Server, function_argv, noop_argv
 from harness.fixtures import desired, free_port
 
@@ -76,7 +76,7 @@ def check_served(function: Server, built: list[Scenario]) -> None:
             fnv1.RunFunctionRequest.FromString(sc.template.make(0, next_n()))
         )
         if desired(rsp) != desired(local):
-            raise SystemExit(f"bench: {sc.label}: the served function composes something else")
+            raise SystemExit(f"bench: {sc.kind}: the served function composes something else")
 
 
 def start_function(tmp: Path) -> tuple[Server, int]:
@@ -95,21 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     load = {"start": os.getloadavg()}
     # Before anything can change under function/: the servers run the code as it is now.
     machine = report.machine()
-    fleets = args.fleet_sizes
-    largest = fleets[-1]
+    largest = args.fleet_sizes[-1]
     print(f"building converged requests, fleets of up to {largest} XRs ...", flush=True)
     built = scenarios.build_scenarios(largest)
     for sc in built:
         print(
-            f"  {sc.label}: {sc.pools} pools, {sc.expected} desired, "
+            f"  {sc.kind}: {sc.pools} pools, {sc.expected} desired, "
             f"request {len(sc.template.blob) / 1024:.1f} KiB"
         )
     cells: list[report.Cell] = []
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = {}
     memory_loaded: dict[str, tuple[float, float]] = {}
     concurrent: list[report.Loaded] = []
-    reconciles: dict[str, measure.Reconciles] = {}
-    audit = Audit(SCRAPE_INTERVAL_S)  # replaced by the scraper's once the phases are done
+    reconciles: dict[tuple[str, str], measure.Reconciles] = {}
+    audit = Audit()  # replaced by the scraper's once the phases are done
     with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmpdir:
         tmp = Path(tmpdir)
         started: dict[str, Server] = {}
@@ -124,11 +123,11 @@ def main(argv: list[str] | None = None) -> int:
             # From the first measured call to the last, as Prometheus would scrape a pod.
             scraper = Scraper(started["function"], metrics_port)
             scraper.start()
-            for fleet in fleets:
+            for fleet in args.fleet_sizes:
                 for sc in built:
                     calls, warmup = max(args.calls, fleet), max(args.warmup, fleet)
                     print(
-                        f"serial: {sc.label}, fleet of {fleet}, {calls} calls per server "
+                        f"serial: {sc.kind}, fleet of {fleet}, {calls} calls per server "
                         f"after {warmup} warm-up ...",
                         flush=True,
                     )
@@ -137,32 +136,33 @@ def main(argv: list[str] | None = None) -> int:
                 memory_by_fleet[fleet] = {r: started[r].memory() for r in ROLES}
             for sc in built:
                 for loop in measure.LOOPS:
-                    print(f"reconciles: {sc.label}, {loop}, {args.reconciles} ...", flush=True)
-                    reconciles[f"{sc.label}, {loop}"] = measure.reconciles(
+                    print(f"reconciles: {sc.kind}, {loop}, {args.reconciles} ...", flush=True)
+                    reconciles[sc.kind, loop] = measure.reconciles(
                         started["function"], sc, largest, args.reconciles, loop
                     )
+
             # The function says how many of its loaded calls its memo answered: a converged
             # fleet's calls all should be.
-            memo = {"function": lambda: scrape(started["function"], metrics_port).memo}
+            def memo() -> tuple[float, float]:
+                return scrape(started["function"], metrics_port).memo
+
             for fleet in args.concurrent_fleet_sizes:
                 for sc in built:
                     print(
-                        f"concurrent: {sc.label}, fleet of {fleet}, "
+                        f"concurrent: {sc.kind}, fleet of {fleet}, "
                         f"{' then '.join(str(c) for c in args.callers)} callers, "
                         f"{args.duration:g} s per server, after one call per XR ...",
                         flush=True,
                     )
-                    warmup = {s.name: measure.Stats() for s in servers}
-                    measure.warm(servers, sc, fleet, warmup)
+                    # The warm-up's failed calls are counted once, with the first load's.
+                    stats = {s.name: measure.Stats() for s in servers}
+                    measure.warm(servers, sc, fleet, stats)
                     for callers in args.callers:
-                        stats = measure.concurrent(
-                            servers, sc, fleet, callers, args.duration, args.rounds, memo=memo
+                        measure.concurrent(
+                            servers, sc, fleet, callers, args.duration, args.rounds, memo, stats
                         )
-                        for name, failed in warmup.items():  # counted once, in the first
-                            stats[name].errors += failed.errors
-                            stats[name].bad += failed.bad
-                        warmup = {s.name: measure.Stats() for s in servers}
                         concurrent.append(report.Loaded(sc, fleet, callers, stats))
+                        stats = {s.name: measure.Stats() for s in servers}
             # Apart from the fleet's: 32 callers hold 32 requests in flight in every server.
             memory_loaded = {r: started[r].memory() for r in ROLES}
             audit = scraper.finish()
@@ -177,25 +177,23 @@ def main(argv: list[str] | None = None) -> int:
         machine=machine,
         load=load,
         scenarios=built,
-        fleets=fleets,
         cells=cells,
         memory_by_fleet=memory_by_fleet,
         memory_loaded=memory_loaded,
         concurrent=concurrent,
         reconciles=reconciles,
-        reconcile_fleet=largest,
         audit=audit,
         duration_s=time.perf_counter() - began,
     )
     failures = [
-        f"{cell.scenario.label}, fleet {cell.fleet}: {record.errors} failed calls, "
+        f"{cell.scenario.kind}, fleet {cell.fleet}: {record.errors} failed calls, "
         f"{record.bad} FATAL or wrong responses from {role}"
         for cell in cells
         for role, record in cell.stats.items()
         if record.errors or record.bad
     ]
     failures.extend(
-        f"{loaded.scenario.label}, fleet {loaded.fleet}, {loaded.callers} callers: "
+        f"{loaded.scenario.kind}, fleet {loaded.fleet}, {loaded.callers} callers: "
         f"{record.errors + record.bad} bad from {role}"
         for loaded in concurrent
         for role, record in loaded.stats.items()

@@ -98,8 +98,8 @@ class Figures:
     requests: dict[str, tuple[int, str]]
     peak_rss_mb: str
     peak_rss_fleet: int
-    # The peak once the concurrent load ran (every request in flight held at once), if measured.
-    loaded_rss_mb: str | None
+    # The peak once the concurrent load ran (every request in flight held at once).
+    loaded_rss_mb: str
 
 
 def parse(markdown: str) -> Figures:
@@ -115,13 +115,11 @@ def parse(markdown: str) -> Figures:
         serial_ratio.setdefault(kind, {})[fleet] = row["x no-op p50 / p99"].split("/")[0].strip()
         if fleet == max(serial_ratio[kind]):
             serial_cpu[kind] = int(row["server CPU µs/call fn / no-op"].split("/")[0])
-    loops = _table(all_tables, "Whole converged reconciles")
+    loops = {r["XR"]: r for r in _table(all_tables, "Whole converged reconciles").rows}
     reconciles: dict[str, tuple[str, str, int]] = {}
     for kind in KINDS:
-        by_engine = {
-            r["XR"].removeprefix(f"{kind}, "): r for r in loops.rows if r["XR"].startswith(kind)
-        }
-        older, newer = by_engine["Crossplane v2.1-v2.3"], by_engine["Crossplane v2.4"]
+        older = loops[f"{kind}, Crossplane v2.1-v2.3"]
+        newer = loops[f"{kind}, Crossplane v2.4"]
         reconciles[kind] = (
             _calls(older["calls per reconcile (mean)"]),
             _calls(newer["calls per reconcile (mean)"]),
@@ -149,7 +147,7 @@ def parse(markdown: str) -> Figures:
     # fleet's.
     by_fleet = [r for r in memory.rows if r["after fleet"].isdigit()]
     largest = max(by_fleet, key=lambda r: int(r["after fleet"]))
-    under_load = [r for r in memory.rows if "concurrent" in r["after fleet"]]
+    (under_load,) = [r for r in memory.rows if "concurrent" in r["after fleet"]]
     return Figures(
         date=date.group(1),
         serial_ratio=serial_ratio,
@@ -161,9 +159,7 @@ def parse(markdown: str) -> Figures:
         requests=requests,
         peak_rss_mb=largest["function MB: peak / now"].split("/")[0].strip(),
         peak_rss_fleet=int(largest["after fleet"]),
-        loaded_rss_mb=(
-            under_load[0]["function MB: peak / now"].split("/")[0].strip() if under_load else None
-        ),
+        loaded_rss_mb=under_load["function MB: peak / now"].split("/")[0].strip(),
     )
 
 
@@ -190,29 +186,21 @@ def performance_table(figures: Figures) -> str:
         objects, size = figures.requests[kind]
         ratios = " / ".join(figures.serial_ratio[kind][f] for f in fleets)
         older, newer, cpu = figures.reconciles[kind]
-        loaded = figures.concurrent.get(kind)
-        under_load = ""
-        if loaded:
-            function, floor = loaded["function"], loaded["no-op floor"]
-            cost = int(function["server CPU µs/call"]) / int(floor["server CPU µs/call"])
-            under_load = (
-                f"{function['calls/s']} calls/s, p99 {float(function['p99 ms']):.0f} ms, "
-                f"{int(function['server CPU µs/call']) / 1000:.1f} ms ({cost:.1f}{TIMES})"
-            )
+        loaded = figures.concurrent[kind]
+        function, floor = loaded["function"], loaded["no-op floor"]
+        cost = int(function["server CPU µs/call"]) / int(floor["server CPU µs/call"])
         lines.append(
             f"| {kind} ({size}, {objects} objects) | {ratios}{TIMES} | {older} / {newer} "
-            f"| {cpu / 1000:.1f} ms | {under_load or DASH} |"
+            f"| {cpu / 1000:.1f} ms | {function['calls/s']} calls/s, "
+            f"p99 {float(function['p99 ms']):.0f} ms, "
+            f"{int(function['server CPU µs/call']) / 1000:.1f} ms ({cost:.1f}{TIMES}) |"
         )
     lines.append("")
-    loaded_rss = (
-        f", {figures.loaded_rss_mb} MB once the concurrent callers ran (every request in flight "
-        "held at once)"
-        if figures.loaded_rss_mb
-        else ""
-    )
     lines.append(
         f"From [`bench/results.md`](../bench/results.md) of {figures.date}. Peak RSS after "
-        f"{figures.peak_rss_fleet} XRs of each kind: {figures.peak_rss_mb} MB{loaded_rss}."
+        f"{figures.peak_rss_fleet} XRs of each kind: {figures.peak_rss_mb} MB, "
+        f"{figures.loaded_rss_mb} MB once the concurrent callers ran (every request in flight "
+        "held at once)."
     )
     return "\n".join(lines)
 

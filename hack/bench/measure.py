@@ -30,12 +30,11 @@ def pct(values: list[float], q: float) -> float:
 class Stats:
     latencies_ms: list[float] = dataclasses.field(default_factory=list)
     errors: int = 0
-    bad: int = 0  # FATAL or wrong responses (the function's servers only)
+    bad: int = 0  # FATAL or wrong responses (the function's only)
     cpu_s: float = 0.0
     wall_s: float = 0.0
     calls: int = 0
-    response_bytes: int = 0
-    # (hits, misses) of the function's memo over the timed calls, where the server says.
+    # (hits, misses) of the function's memo over the timed concurrent calls.
     memo: tuple[int, int] | None = None
 
     @property
@@ -75,7 +74,6 @@ def serial(
                 continue
             elapsed = time.perf_counter_ns() - start
             record = stats[server.name]
-            record.response_bytes = len(blob)
             if i >= warmup:
                 record.latencies_ms.append(elapsed / 1e6)
             if server.name == FUNCTION and not function_response_ok(scenario, blob):
@@ -112,16 +110,14 @@ def concurrent(
     workers: int,
     seconds: float,
     rounds: int,
-    *,
-    memo: dict[str, Callable[[], tuple[float, float]]] | None = None,
-) -> dict[str, Stats]:
+    memo: Callable[[], tuple[float, float]],
+    stats: dict[str, Stats],
+) -> None:
     """`workers` callers on one channel per server for seconds/rounds, servers alternating per
-    round, calling for the members of a fleet of `fleet` XRs in turn (warm() them first). memo maps a
-    server to how it reads its memo's (hits, misses) counters, read once the warm-up is done
-    and once after the last round: the calls it answered from its memo while loaded."""
-    stats = {s.name: Stats() for s in servers}
-    memo = memo or {}
-    memo_before = {name: read() for name, read in memo.items()}
+    round, calling for the members of a fleet of `fleet` XRs in turn (warm() them first), added
+    to each server's stats. memo reads the function's memo (hits, misses) counters, once the
+    warm-up is done and once after the last round: the calls it answered while loaded."""
+    hits0, misses0 = memo()
     window = seconds / rounds
     for r in range(rounds):
         shift = r % len(servers)
@@ -164,10 +160,8 @@ def concurrent(
                 record.bad += sum(1 for b in blobs if not function_response_ok(scenario, b))
     for record in stats.values():
         record.calls = len(record.latencies_ms)
-    for name, read in memo.items():
-        (hits, misses), (hits0, misses0) = read(), memo_before[name]
-        stats[name].memo = (round(hits - hits0), round(misses - misses0))
-    return stats
+    hits, misses = memo()
+    stats[FUNCTION].memo = (round(hits - hits0), round(misses - misses0))
 
 
 # Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)
@@ -239,7 +233,7 @@ def reconcile(
             break
         previous, required = current, resolved
     else:
-        raise SystemExit(f"bench: {scenario.label}: requirements did not stabilise")
+        raise SystemExit(f"bench: {scenario.kind}: requirements did not stabilise")
     check_response(scenario, rsp, f"reconcile of member {member}")
     return calls, elapsed, required or {}
 

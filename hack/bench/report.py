@@ -19,7 +19,7 @@ from google.protobuf import __version__ as protobuf_version
 from hack import provenance
 from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, Reconciles, Stats, pct
 from hack.bench.scenarios import Scenario
-from hack.bench.scrape import Audit
+from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit
 from hack.bench.servers import LABELS, ROLES
 from hack.fleet.report import rows_table, table
 
@@ -113,13 +113,11 @@ class Report:
     machine: dict[str, str]
     load: dict[str, tuple[float, float, float]]  # os.getloadavg() at the start and the end
     scenarios: list[Scenario]
-    fleets: list[int]
     cells: list[Cell]
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]]
     memory_loaded: dict[str, tuple[float, float]]  # after the concurrent phase
     concurrent: list[Loaded]
-    reconciles: dict[str, Reconciles]
-    reconcile_fleet: int
+    reconciles: dict[tuple[str, str], Reconciles]  # by kind and loop
     audit: Audit  # the function's scrapes
     duration_s: float
 
@@ -152,7 +150,6 @@ class Report:
             [
                 [label, *(f"{fmt(memory[r][0], 1)} / {fmt(memory[r][1], 1)}" for r in ROLES)]
                 for label, memory in after
-                if memory
             ],
         )
 
@@ -165,7 +162,7 @@ class Report:
         st = loaded.stats[role]
         serial = self.serial_cpu_us(loaded.scenario, loaded.fleet, role)
         return {
-            "XR": loaded.scenario.label,
+            "XR": loaded.scenario.kind,
             "fleet": str(loaded.fleet),
             "callers": str(loaded.callers),
             "server": LABELS[role],
@@ -183,10 +180,7 @@ class Report:
     def concurrent_table(self) -> str:
         return (
             rows_table(
-                self.concurrent_row(loaded, role)
-                for loaded in self.concurrent
-                for role in ROLES
-                if role in loaded.stats
+                self.concurrent_row(loaded, role) for loaded in self.concurrent for role in ROLES
             )
             + "\n\nx serial CPU: over the same server's serial CPU per call in this run, same "
             "kind and fleet. memo hits: of the function's timed calls, those its memo answered "
@@ -196,7 +190,7 @@ class Report:
     def reconcile_table(self) -> str:
         return rows_table(
             {
-                "XR": label,
+                "XR": f"{kind}, {loop}",
                 "calls per reconcile (mean)": fmt(rec.calls_per_reconcile),
                 "most common": "/".join(str(c) for c in statistics.multimode(rec.calls)),
                 "reconcile p50 ms (sum of its calls)": fmt(pct(rec.latencies_ms, 50), 3),
@@ -204,13 +198,13 @@ class Report:
                 "function CPU µs per reconcile": fmt(rec.cpu_us, 0),
                 "reconciles": str(len(rec.calls)),
             }
-            for label, rec in self.reconciles.items()
+            for (kind, loop), rec in self.reconciles.items()
         )
 
     def tables(self) -> str:
         a = self.args
         sizes = "\n".join(
-            f"- {sc.label}: {sc.pools} pools, {sc.expected} desired resources, "
+            f"- {sc.kind}: {sc.pools} pools, {sc.expected} desired resources, "
             f"request {len(sc.template.blob) / 1024:.1f} KiB"
             for sc in self.scenarios
         )
@@ -218,11 +212,11 @@ class Report:
             [
                 "### Serial latency by fleet size (client-side, gRPC unary over loopback, "
                 "round-robin over the servers and over the fleet's XRs; the function with "
-                f"metrics on, scraped every {self.audit.interval_s:g} s)\n\n" + self.fleet_table(),
+                f"metrics on, scraped every {SCRAPE_INTERVAL_S:g} s)\n\n" + self.fleet_table(),
                 "### Memory by fleet size (VmHWM / VmRSS, read after each fleet size)\n\n"
                 + self.memory_table(),
                 f"### Whole converged reconciles through the requirements loop "
-                f"(fleet of {self.reconcile_fleet}; each XR reconciled once before, untimed)\n\n"
+                f"(fleet of {a.fleet_sizes[-1]}; each XR reconciled once before, untimed)\n\n"
                 + self.reconcile_table(),
                 f"### Concurrent callers ({a.concurrency} callers sharing one channel per "
                 f"server; fleets of {', '.join(str(f) for f in a.concurrent_fleet_sizes)}; "
@@ -234,12 +228,13 @@ class Report:
 
     def goals(self) -> Iterator[tuple[str, str, bool]]:
         """Each goal: what it asks, what was measured, and whether that meets it."""
-        smallest, largest = self.fleets[0], self.fleets[-1]
-        sizes = f" at {' / '.join(str(f) for f in self.fleets)} XRs"
+        fleets = self.args.fleet_sizes
+        smallest, largest = fleets[0], fleets[-1]
+        sizes = f" at {' / '.join(str(f) for f in fleets)} XRs"
         for sc in self.scenarios:
-            ratios = [self.cell(sc, f).ratio() for f in self.fleets]
+            ratios = [self.cell(sc, f).ratio() for f in fleets]
             yield (
-                f"{sc.label}: p50 ≤ {GOAL_LATENCY_RATIO}x the no-op floor at every fleet size",
+                f"{sc.kind}: p50 ≤ {GOAL_LATENCY_RATIO}x the no-op floor at every fleet size",
                 times(ratios) + sizes,
                 max(ratios) <= GOAL_LATENCY_RATIO,
             )
@@ -249,7 +244,7 @@ class Report:
                     "function", 50
                 )
                 yield (
-                    f"{sc.label}: growth from {smallest} to {largest} XRs ≤ "
+                    f"{sc.kind}: growth from {smallest} to {largest} XRs ≤ "
                     f"{GOAL_FLEET_GROWTH}x (ratio to the floor)",
                     f"{fmt(growth)}x (function p50 alone: {fmt(raw)}x)",
                     growth <= GOAL_FLEET_GROWTH,
@@ -278,23 +273,20 @@ class Report:
         )
         for sc in self.scenarios:
             loads = [c for c in self.concurrent if c.scenario is sc]
-            if not loads:
-                continue
             where = " at " + " / ".join(f"{c.fleet} XRs x {c.callers}" for c in loads) + " callers"
             serial = [
                 per(c.stats["function"].cpu_us, self.serial_cpu_us(sc, c.fleet)) for c in loads
             ]
             yield (
-                f"{sc.label}: server CPU per call under concurrent callers ≤ "
+                f"{sc.kind}: server CPU per call under concurrent callers ≤ "
                 f"{GOAL_CONCURRENT_SERIAL_RATIO}x the function's serial CPU per call",
                 times(serial) + where,
                 all(r <= GOAL_CONCURRENT_SERIAL_RATIO for r in serial),
             )
-        for label, rec in self.reconciles.items():
-            kind, loop = label.split(", ", 1)
-            goal = GOAL_CALLS[(kind, loop)]
+        for (kind, loop), rec in self.reconciles.items():
+            goal = GOAL_CALLS[kind, loop]
             yield (
-                f"{label}: calls per converged reconcile ≤ {goal}",
+                f"{kind}, {loop}: calls per converged reconcile ≤ {goal}",
                 f"{fmt(rec.calls_per_reconcile)} (max {max(rec.calls)})",
                 max(rec.calls) <= goal,
             )
@@ -302,7 +294,7 @@ class Report:
         final = self.audit.final
         yield (
             f"metrics: the scrape after the last call counts every call sent to the function "
-            f"(scraped every {self.audit.interval_s:g} s while measured)",
+            f"(scraped every {SCRAPE_INTERVAL_S:g} s while measured)",
             "; ".join(problems)
             if problems or final is None
             else f"{final.calls_counted:.0f} counted, {final.calls_sent} sent; the "
@@ -336,7 +328,7 @@ class Report:
             f"- Date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
             f"- Machine: {self.machine_line()}\n"
             f"- Load average (1 / 5 / 15 min; other work shares these cores): {self.load_line()}\n"
-            f"- Run: fleets of {', '.join(str(f) for f in self.fleets)} XRs per kind, "
+            f"- Run: fleets of {', '.join(str(f) for f in a.fleet_sizes)} XRs per kind, "
             f"each {a.calls} serial calls per server (at least one per XR) after "
             f"{a.warmup} warm-up calls (at least one per XR); {a.reconciles} reconciles per kind; "
             f"{a.concurrency} callers x {a.duration:g} s per server per XR over fleets of "

@@ -215,10 +215,6 @@ class Scenario:
         """The request of call n for member: distinct per call."""
         return self.template.make(member, n)
 
-    @property
-    def label(self) -> str:
-        return self.kind
-
     def variant(self, required: dict[str, list[dict[str, Any]]] | None) -> Template:
         """The template of this request on a pass of the requirements loop that carries
         `required` (None: the first pass, nothing fetched yet)."""
@@ -273,15 +269,15 @@ def runner_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
 def check_response(scenario: Scenario, rsp: fnv1.RunFunctionResponse, where: str) -> None:
     fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
     if fatal:
-        raise SystemExit(f"bench: {scenario.label} ({where}): FATAL {fatal}")
+        raise SystemExit(f"bench: {scenario.kind} ({where}): FATAL {fatal}")
     if len(rsp.desired.resources) != scenario.expected:
         raise SystemExit(
-            f"bench: {scenario.label} ({where}): {len(rsp.desired.resources)} desired resources, "
+            f"bench: {scenario.kind} ({where}): {len(rsp.desired.resources)} desired resources, "
             f"expected {scenario.expected}"
         )
     not_ready = [k for k, r in rsp.desired.resources.items() if r.ready != fnv1.READY_TRUE]
     if not_ready:
-        raise SystemExit(f"bench: {scenario.label} ({where}): not ready {not_ready}")
+        raise SystemExit(f"bench: {scenario.kind} ({where}): not ready {not_ready}")
 
 
 def check_member(scenario: Scenario, member: int) -> None:
@@ -292,12 +288,12 @@ def check_member(scenario: Scenario, member: int) -> None:
     where = f"member {member}, in-process"
     check_response(scenario, rsp, where)
     if rsp.results:
-        raise SystemExit(f"bench: {scenario.label} ({where}): results {list(rsp.results)}")
+        raise SystemExit(f"bench: {scenario.kind} ({where}): results {list(rsp.results)}")
     composed = desired(rsp)
     for key, observed in req.observed.resources.items():
         name = struct_to_dict(observed.resource)["metadata"]["name"]
         if composed[key]["metadata"]["name"] != name:
-            raise SystemExit(f"bench: {scenario.label} ({where}): {key} is not named {name}")
+            raise SystemExit(f"bench: {scenario.kind} ({where}): {key} is not named {name}")
 
 
 def _build(kind: str, members: int) -> Scenario:
@@ -341,7 +337,7 @@ def _build(kind: str, members: int) -> Scenario:
     base = request(scenario.xr, scenario.observed, required or None, world.step_input)
     check_response(scenario, runner_response(base), "base, in-process")
     if desired(runner_response(base)) != desired(clean):
-        raise SystemExit(f"bench: {scenario.label}: the request composes something else")
+        raise SystemExit(f"bench: {scenario.kind}: the request composes something else")
     for member in sorted({0, min(1, members - 1), members - 1}):
         check_member(scenario, member)
     return scenario

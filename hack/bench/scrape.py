@@ -64,7 +64,6 @@ def scrape(server: Server, metrics_port: int) -> Scrape:
 class Audit:
     """The scrapes of one run, and whether they counted the calls the bench sent."""
 
-    interval_s: float
     periodic: list[Scrape] = dataclasses.field(default_factory=list)
     final: Scrape | None = None  # after the last call
     failures: list[str] = dataclasses.field(default_factory=list)
@@ -90,13 +89,11 @@ class Audit:
 
 
 class Scraper:
-    """Scrapes a server's metrics every interval seconds from a daemon thread until finish()."""
+    """Scrapes a server's metrics every SCRAPE_INTERVAL_S from a daemon thread until finish()."""
 
-    def __init__(
-        self, server: Server, metrics_port: int, interval_s: float = SCRAPE_INTERVAL_S
-    ) -> None:
+    def __init__(self, server: Server, metrics_port: int) -> None:
         self.server, self.metrics_port = server, metrics_port
-        self.audit = Audit(interval_s)
+        self.audit = Audit()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="metrics-scraper", daemon=True)
 
@@ -105,7 +102,7 @@ class Scraper:
 
     def _loop(self) -> None:
         # As Prometheus does: the first scrape one interval in, not at once.
-        while not self._stopping.wait(self.audit.interval_s):
+        while not self._stopping.wait(SCRAPE_INTERVAL_S):
             taken = self._take()
             if taken is not None:
                 self.audit.periodic.append(taken)
