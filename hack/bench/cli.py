@@ -20,7 +20,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench import docs, measure, report, scenarios
 from hack.bench.scenarios import Scenario, check_response, next_n
-from hack.bench.scrape import Audit, Scraper, scrape
+from hack.bench.scrape import Scraper, scrape
 from hack.bench.servers import ROLES, Server, function_argv, noop_argv
 from harness.fixtures import desired, free_port
 
@@ -105,10 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     cells: list[report.Cell] = []
     memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = {}
-    memory_loaded: dict[str, tuple[float, float]] = {}
     concurrent: list[report.Loaded] = []
     reconciles: dict[tuple[str, str], measure.Reconciles] = {}
-    audit = Audit()  # replaced by the scraper's once the phases are done
     with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmpdir:
         tmp = Path(tmpdir)
         started: dict[str, Server] = {}

@@ -46,23 +46,17 @@ class Table:
 def tables(markdown: str) -> list[Table]:
     """Every table of the results, each with the `###` heading above it, rows by column name."""
     found: list[Table] = []
-    heading = ""
-    lines = markdown.splitlines()
-    index = 0
-    while index < len(lines):
-        line = lines[index]
+    heading, header = "", None
+    for line in markdown.splitlines():
         if line.startswith("#"):
             heading = line.lstrip("#").strip()
-        if line.startswith("|") and index + 1 < len(lines) and set(lines[index + 1]) <= set("|-: "):
+        if not line.startswith("|"):
+            header = None
+        elif header is None:
             header = _cells(line)
-            rows = []
-            index += 2
-            while index < len(lines) and lines[index].startswith("|"):
-                rows.append(dict(zip(header, _cells(lines[index]), strict=True)))
-                index += 1
-            found.append(Table(heading, rows))
-            continue
-        index += 1
+            found.append(Table(heading, []))
+        elif not set(line) <= set("|-: "):  # not the line under the header
+            found[-1].rows.append(dict(zip(header, _cells(line), strict=True)))
     return found
 
 

@@ -11,7 +11,7 @@ some byte strings overwritten in place at fixed width, so that
   derives them. Member names keep the base XR's lengths, so every protobuf length prefix in the
   serialized request stays valid and a member costs one bytes copy, not a re-encode.
 
-Adding a scenario: build the observed state in `xrs.py`, then add a row to SCENARIOS here.
+Adding a scenario: build the observed state in `xrs.py`, then its request here (`_build`, KINDS).
 """
 
 from __future__ import annotations
