@@ -15,7 +15,7 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench.scenarios import Scenario, check_response, next_n
-from hack.bench.servers import FUNCTION, Server
+from hack.bench.servers import Server
 
 
 def pct(values: list[float], q: float) -> float:
@@ -76,7 +76,7 @@ def serial(
             record = stats[server.name]
             if i >= warmup:
                 record.latencies_ms.append(elapsed / 1e6)
-            if server.name == FUNCTION and not function_response_ok(scenario, blob):
+            if server.name == "function" and not function_response_ok(scenario, blob):
                 record.bad += 1
     for server in servers:
         record = stats[server.name]
@@ -99,7 +99,7 @@ def warm(servers: list[Server], scenario: Scenario, fleet: int, stats: dict[str,
             except grpc.RpcError:
                 record.errors += 1
                 continue
-            if server.name == FUNCTION and not function_response_ok(scenario, blob):
+            if server.name == "function" and not function_response_ok(scenario, blob):
                 record.bad += 1
 
 
@@ -144,7 +144,7 @@ def concurrent(
                         errors += 1
                         continue
                     latencies.append((time.perf_counter_ns() - start) / 1e6)
-                    if server.name == FUNCTION:
+                    if server.name == "function":
                         blobs.append(blob)
                 return latencies, errors, blobs
 
@@ -161,7 +161,7 @@ def concurrent(
     for record in stats.values():
         record.calls = len(record.latencies_ms)
     hits, misses = memo()
-    stats[FUNCTION].memo = (round(hits - hits0), round(misses - misses0))
+    stats["function"].memo = (round(hits - hits0), round(misses - misses0))
 
 
 # Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)

@@ -30,8 +30,6 @@ FLOORS = Path(__file__).with_name("floors.py")
 # Every server the serial and concurrent phases call, in their round-robin: the function and
 # its floor.
 ROLES = ("function", "noop")
-# The server that runs the function, whose answers are checked (the floor's are not).
-FUNCTION = "function"
 LABELS = {"function": "function", "noop": "no-op floor"}
 
 CLIENT_OPTIONS = [
