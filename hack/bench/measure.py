@@ -82,7 +82,6 @@ def serial(
         record = stats[server.name]
         record.calls = len(record.latencies_ms)
         record.cpu_s = server.cpu() - cpu0[server.name]
-        record.wall_s = sum(record.latencies_ms) / 1e3
     return stats
 
 
