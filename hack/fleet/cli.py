@@ -27,15 +27,10 @@ from pathlib import Path
 
 from hack.fleet import about, errors, fakecloud, lifecycle, window
 from hack.fleet.errors import Found
-from hack.fleet.report import (
-    CROSSPLANE_RECONCILE_RATE,
-    KindFigures,
-    Run,
-    render,
-)
+from hack.fleet.report import CROSSPLANE_RECONCILE_RATE, Run, render
 from hack.fleet.xrs import Member, autoscaled, fleet
 from harness.e2e.binaries import REPO, locate
-from harness.e2e.engine import Engine, engines
+from harness.e2e.engine import engines
 from harness.e2e.stages import IDLE_WINDOW_SECONDS, LOG_SETTLE_SECONDS, QUIET_SECONDS
 from harness.e2e.suite import Suite, start
 
@@ -108,25 +103,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def say(line: str) -> None:
     print(f"fleet: {line}", flush=True)
-
-
-def bring_up_only(
-    members: list[Member], ready: dict[str, float], engine: Engine
-) -> list[KindFigures]:
-    """Per kind, what a run that never reached the idle window measured: time to Ready."""
-    figures = []
-    for kind in dict.fromkeys(m.kind.kind for m in members):
-        mine = [m for m in members if m.kind.kind == kind]
-        figures.append(
-            KindFigures(
-                kind=kind,
-                created=len(mine),
-                ready_seconds=tuple(ready[m.name] for m in mine if m.name in ready),
-                expected_calls=engine.calls_per_converged_reconcile(mine[0].requires_resources),
-                without_reconcile=len(mine),
-            )
-        )
-    return figures
 
 
 def harness_notes(run: Run, members: list[Member], sent_within: float) -> None:
@@ -243,7 +219,7 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     harness_notes(run, members, sent_within)
     if ready != names:
         say(f"only {len(ready)} of {len(members)} XRs Ready after {args.converge_timeout:.0f} s")
-        run.kinds = bring_up_only(members, took, suite.engine)
+        run.kinds = window.kind_figures(members, took, suite.engine)
         run.errors += [
             f"not Ready after {args.converge_timeout:.0f} s: {line}"
             for line in lifecycle.not_ready(api, members)

@@ -32,8 +32,6 @@ class KindFigures:
     memoised: int = 0
     # XRs whose every reconcile in the window took exactly expected_calls.
     as_expected: int = 0
-    # XRs no reconcile of which began in the window.
-    without_reconcile: int = 0
     # Watch events in the window that changed something (not only the Responsive condition).
     real_changes: int = 0
 

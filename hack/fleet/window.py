@@ -7,6 +7,7 @@ import dataclasses
 import datetime
 import time
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import psutil
@@ -15,6 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from hack.fleet.report import Cost, KindFigures, Memo
 from hack.fleet.xrs import Member
 from harness.e2e.calls import Call, read_calls, read_reconciles, reconciles_of
+from harness.e2e.engine import Engine
 from harness.e2e.operability import Counted, counted, scrape
 from harness.e2e.runtime import FUNCTION_PROCESS
 from harness.e2e.suite import Suite
@@ -89,12 +91,11 @@ def take(suite: Suite) -> Sample:
 
 def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> float:
     """The sum of a metric's samples in a scrape, over those matching every given label."""
+    wanted = (labels or {}).items()
     total = 0.0
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name != name:
-                continue
-            if all(sample.labels.get(k) == v for k, v in (labels or {}).items()):
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in wanted):
                 total += sample.value
     return total
 
@@ -168,11 +169,8 @@ def per_kind(
         plane.crossplane_log, plane.processes.log_dir / "crossplane.reconciling.log"
     )
     totals: dict[str, Counter[str]] = defaultdict(Counter)
-    expected: dict[str, int] = {}
     for member in members:
-        kind = member.kind.kind
         figure = suite.engine.calls_per_converged_reconcile(member.requires_resources)
-        expected[kind] = figure
         found = reconciles_of(
             calls,
             read_reconciles(reconciling, member.kind, member.namespace, member.name),
@@ -188,28 +186,39 @@ def per_kind(
             f"{c.type} {c.kind} {c.namespace}/{c.name} rv={c.resource_version} {c.conditions}"
             for c in real
         ]
-        # Every field of KindFigures that sums over the kind's XRs (as ints: the first update
-        # of a Counter stores its values as given).
-        totals[kind].update(
-            created=1,
+        # Every field of KindFigures that sums over the window (as ints: the first update of a
+        # Counter stores its values as given).
+        totals[member.kind.kind].update(
             reconciles=found.reconciles,
             calls=found.calls,
             memoised=found.memoised,
             as_expected=int(at_figure),
-            without_reconcile=int(found.reconciles == 0),
             real_changes=len(real),
         )
-    return [
-        KindFigures(
-            kind=kind,
-            ready_seconds=tuple(
-                ready[m.name] for m in members if m.kind.kind == kind and m.name in ready
-            ),
-            expected_calls=expected[kind],
-            **total,
+    return kind_figures(members, ready, suite.engine, totals)
+
+
+def kind_figures(
+    members: list[Member],
+    ready: dict[str, float],
+    engine: Engine,
+    window_sums: Mapping[str, Mapping[str, int]] | None = None,
+) -> list[KindFigures]:
+    """Per kind, in the fleet's order: its XRs' time to Ready, and the idle window's sums
+    where the run reached it."""
+    figures = []
+    for kind in dict.fromkeys(m.kind.kind for m in members):
+        mine = [m for m in members if m.kind.kind == kind]
+        figures.append(
+            KindFigures(
+                kind=kind,
+                created=len(mine),
+                ready_seconds=tuple(ready[m.name] for m in mine if m.name in ready),
+                expected_calls=engine.calls_per_converged_reconcile(mine[0].requires_resources),
+                **(window_sums or {}).get(kind, {}),
+            )
         )
-        for kind, total in totals.items()
-    ]
+    return figures
 
 
 def _window_changes(log: WatchLog, member: Member, start: float, end: float) -> list[Change]:
