@@ -92,9 +92,7 @@ def coreweave(folder: ExampleSet) -> None:
     name = xr["metadata"]["name"]
     endpoint = f"{name}-{fake_id(name)[:6]}.k8s.{xr['spec']['zone'].lower()}.coreweave.com"
     world = World(xr)
-    world.cluster_objects = [
-        d for f in ([folder.required] if folder.required else []) for d in load_all(f)
-    ]
+    world.cluster_objects = load_all(folder.required) if folder.required else []
     stage = functools.partial(write, folder, world)
     stage("new", "the XR was just created; nothing is observed yet.")
 

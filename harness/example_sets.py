@@ -47,19 +47,14 @@ class ExampleSet:
 def _current(root: Path, name: str) -> ExampleSet:
     credentials = root / "examples" / name / "credentials"
     stages = root / "tests" / "stages" / name
-    # What the function reads: a Civo set's connection Secret (which a provider writes), else a
-    # CoreWeave set's credentials (which a user creates). A Civo set's credentials are the
-    # provider's alone.
-    written_by_provider = stages / "required"
-    if written_by_provider.is_dir():
-        required: Path | None = written_by_provider
-    else:
-        required = credentials if credentials.is_dir() else None
     return ExampleSet(
         name=name,
         xr=root / "examples" / name / "xr.yaml",
         functions=root / "examples" / "render" / "functions.yaml",
-        required=required,
+        # What the function reads: a Civo set's connection Secret (which a provider writes), else
+        # a CoreWeave set's credentials (which a user creates). A Civo set's credentials are the
+        # provider's alone.
+        required=next((p for p in (stages / "required", credentials) if p.is_dir()), None),
         stages=stages,
     )
 

@@ -82,9 +82,16 @@ class Validator:
         )
         self._lock = threading.Lock()
 
-    def _ask(
-        self, obj: dict[str, Any], field_validation: str, with_status: bool = False
-    ) -> dict[str, Any]:
+    def has_schema(self, api_version: str, kind: str) -> bool:
+        """Whether a served CRD version defines this kind (core kinds have none)."""
+        probe = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "probe"}}
+        return self.verdict(probe, "Ignore").known
+
+    def verdict(
+        self, obj: dict[str, Any], field_validation: str = "Strict", with_status: bool = False
+    ) -> Verdict:
+        """The API server's answer to creating `obj`; `with_status` keeps and checks the status
+        a create drops, as a status update must pass."""
         request = {
             "object": as_sent(obj),
             "fieldValidation": field_validation,
@@ -98,20 +105,7 @@ class Validator:
             reply = self._process.stdout.readline()
         if not reply:
             raise RuntimeError(f"the validator exited ({self._process.wait()}) on {line[:300]}")
-        answer: dict[str, Any] = json.loads(reply)
-        return answer
-
-    def has_schema(self, api_version: str, kind: str) -> bool:
-        """Whether a served CRD version defines this kind (core kinds have none)."""
-        probe = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "probe"}}
-        return bool(self._ask(probe, "Ignore")["known"])
-
-    def verdict(
-        self, obj: dict[str, Any], field_validation: str = "Strict", with_status: bool = False
-    ) -> Verdict:
-        """The API server's answer to creating `obj`; `with_status` keeps and checks the status
-        a create drops, as a status update must pass."""
-        answer = self._ask(obj, field_validation, with_status)
+        answer = json.loads(reply)
         return Verdict(
             answer["known"], tuple(answer["errors"]), answer["message"], answer["stored"] or {}
         )

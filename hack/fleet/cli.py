@@ -273,8 +273,7 @@ def idle(
     run.problems_in_window = (
         len(changes_seen) + len(sample_errors) + faults_in_window + observed_in_window
     )
-    changes = sum(k.real_changes for k in run.kinds)
-    return changes == 0 and not sample_errors
+    return sum(k.real_changes for k in run.kinds) == 0 and not sample_errors
 
 
 def _observed_errors(suite: Suite, names: set[str], first: window.Sample | None) -> Found:

@@ -31,8 +31,7 @@ def create(api: Kube, members: list[Member]) -> dict[str, float]:
 def _listed(api: Kube, members: list[Member]) -> dict[str, dict[str, Any]]:
     found = {}
     for kind in dict.fromkeys(m.kind for m in members):
-        namespaces = {m.namespace for m in members if m.kind == kind}
-        for namespace in namespaces:
+        for namespace in {m.namespace for m in members if m.kind == kind}:
             for xr in api.list(kind, namespace):
                 found[xr["metadata"]["name"]] = xr
     return found
@@ -159,13 +158,10 @@ def delete(suite: Suite, members: list[Member], timeout: float) -> list[str]:
 def _leftovers(suite: Suite) -> list[str]:
     """What deleting the fleet should have removed outside the composed objects: each CKS and
     Civo cluster (its own API server, with everything in it)."""
-    servers = sorted(
-        name
-        for name in group_processes(suite.plane.processes.log_dir)
-        if name.startswith(("civo-cluster-", "cks-cluster-"))
-    )
-    cks = [name for name in servers if name.startswith("cks-cluster-")]
+    running = group_processes(suite.plane.processes.log_dir)
+    cks = sum(name.startswith("cks-cluster-") for name in running)
+    civo = sum(name.startswith("civo-cluster-") for name in running)
     return [
-        f"CKS clusters still running: {len(cks)}.",
-        f"Civo cluster API servers still running: {len(servers) - len(cks)}.",
+        f"CKS clusters still running: {cks}.",
+        f"Civo cluster API servers still running: {civo}.",
     ]

@@ -232,16 +232,14 @@ def sizing(run: Run) -> str:
         return _bullets([], "(no CPU figures: the run did not reach the idle window)")
     per_hour = per_xr_hour(function.cpu_seconds, xrs, run.window_seconds)
     plane_per_hour = per_xr_hour(plane, xrs, run.window_seconds)
-    cores_per_thousand = per_hour * 1000 / SECONDS_PER_HOUR
-    plane_cores_per_thousand = plane_per_hour * 1000 / SECONDS_PER_HOUR
     return _bullets(
         [
             f"**CPU seconds per converged XR-hour** is what one converged XR costs a process in "
             f"an hour of doing nothing but staying converged (Crossplane polls each XR about "
             f"once a minute). Divide by 3600 for cores per XR: the function's "
-            f"{fmt(per_hour, 2)} s per XR-hour is {fmt(cores_per_thousand, 3)} cores per 1 000 "
-            f"converged XRs; the whole control plane's {fmt(plane_per_hour, 2)} s is "
-            f"{fmt(plane_cores_per_thousand, 3)} cores per 1 000.",
+            f"{fmt(per_hour, 2)} s per XR-hour is {fmt(per_hour * 1000 / SECONDS_PER_HOUR, 3)} "
+            f"cores per 1 000 converged XRs; the whole control plane's {fmt(plane_per_hour, 2)} "
+            f"s is {fmt(plane_per_hour * 1000 / SECONDS_PER_HOUR, 3)} cores per 1 000.",
             f"**Share** is each process's part of the control plane's CPU in the window: the "
             f"function's {fmt(100 * ratio(function.cpu_seconds, plane))} % is what composing "
             f"with this function costs beside Crossplane, the providers and the API server.",

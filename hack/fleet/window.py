@@ -80,7 +80,6 @@ class Sample:
 
 
 def take(suite: Suite) -> Sample:
-    """Reads every process's usage and the function's metrics, now."""
     function_text = scrape(suite.runtime.side_ports[FUNCTION_PROCESS])
     return Sample(
         usages=usages_now(suite.plane.processes.log_dir),
