@@ -21,25 +21,20 @@ def cpu_model() -> str:
     return "unknown CPU"
 
 
+def _git(*args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True, env=env
+    )
+    return done.stdout
+
+
 def commit() -> str:
     """HEAD's short hash, and how many files under function/ differ from it: a figure measured
     on uncommitted code says so."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
-        head = subprocess.run(
-            ["git", "rev-parse", "--short=12", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
+        head = _git("rev-parse", "--short=12", "HEAD").strip()
         # GIT_OPTIONAL_LOCKS=0: `git status` must not rewrite the index (others work here too).
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--", "function"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
-        ).stdout.splitlines()
+        unlocked = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
+        changed = _git("status", "--porcelain", "--", "function", env=unlocked).splitlines()
         return head + (f" (+{len(changed)} uncommitted file(s) under function/)" if changed else "")
     return "unknown"

@@ -97,11 +97,10 @@ def synced_false(log: WatchLog, names: set[str], window_start: float) -> Found:
             if kind == "Synced" and status == "False":
                 into = inside if change.at >= window_start else before
                 into.setdefault((change.kind, reason), set()).add(change.name)
-    keys = sorted(before.keys() | inside.keys())
     lines = [
         f"Synced=False on {kind} ({reason or 'no reason'}): {len(before.get((kind, reason), ()))} "
         f"objects before the window, {len(inside.get((kind, reason), ()))} in it"
-        for kind, reason in keys
+        for kind, reason in sorted(before.keys() | inside.keys())
     ]
     return lines, sum(len(objects) for objects in inside.values())
 

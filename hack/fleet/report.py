@@ -116,15 +116,13 @@ def mib(size: int) -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)
-    ]
-    line = "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |"
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
-    body = [
-        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
-    ]
-    return "\n".join([line, rule, *body])
+    return "\n".join([line(header), rule, *map(line, rows)])
 
 
 # The tables with a row per kind: each column's header, and its cell for one kind.
@@ -215,7 +213,7 @@ def wrap(text: str, bullet: bool = False) -> str:
     )
 
 
-def _bullets(lines: Sequence[str], empty: str) -> str:
+def _bullets(lines: Sequence[str], empty: str = "") -> str:
     return "\n".join(wrap(line, bullet=True) for line in (lines or [empty]))
 
 
@@ -243,8 +241,7 @@ def sizing(run: Run) -> str:
             f"**Share** is each process's part of the control plane's CPU in the window: the "
             f"function's {fmt(100 * ratio(function.cpu_seconds, plane))} % is what composing "
             f"with this function costs beside Crossplane, the providers and the API server.",
-        ],
-        "",
+        ]
     )
 
 
@@ -329,11 +326,10 @@ def render(run: Run) -> str:
                 f"Idle window: {run.window_seconds:.0f} s",
                 f"Work folder (logs, watch-events.tsv; removed after a run that succeeds, "
                 f"unless FLEET_KEEP=1): `{run.work_dir}`",
-            ],
-            "",
+            ]
         ),
         "## Headline",
-        _bullets(headline(run), ""),
+        _bullets(headline(run)),
         "## Time to Ready (creation to Ready=True, per XR)",
         kinds_table(READY_COLUMNS, run.kinds),
         "## Idle window: calls per converged reconcile",
@@ -341,7 +337,7 @@ def render(run: Run) -> str:
         "XRs not at the figure, with their calls per reconcile:",
         _bullets(run.off_figure, "none"),
         "## Memo hit ratio in the idle window",
-        _bullets(_memo_lines(run.memo), ""),
+        _bullets(_memo_lines(run.memo)),
         "## Errors",
         _bullets(run.errors, "none seen"),
         "## CPU per converged XR-hour, and memory",

@@ -81,11 +81,7 @@ class Sample:
 
 def take(suite: Suite) -> Sample:
     function_text = scrape(suite.runtime.side_ports[FUNCTION_PROCESS])
-    return Sample(
-        usages=usages_now(suite.plane.processes.log_dir),
-        function_metrics=counted(function_text),
-        function_text=function_text,
-    )
+    return Sample(usages_now(suite.plane.processes.log_dir), counted(function_text), function_text)
 
 
 def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> float:

@@ -4,6 +4,7 @@ names of its own."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -42,16 +43,16 @@ class Member:
         return f"{self.kind.kind}/{self.namespace}/{self.name}"
 
 
-def _example(path: Any) -> dict[str, Any]:
+def _example(path: Path, name: str) -> dict[str, Any]:
     manifest: dict[str, Any] = yaml.safe_load(path.read_text())
+    manifest["metadata"]["name"] = name
     return manifest
 
 
 def coreweave(index: int) -> Member:
     """The CoreWeave example under its own name (each gets a CKS cluster of its own, so its
     pools keep the example's names)."""
-    manifest = _example(COREWEAVE_EXAMPLE)
-    manifest["metadata"]["name"] = COREWEAVE_NAME.format(index=index)
+    manifest = _example(COREWEAVE_EXAMPLE, COREWEAVE_NAME.format(index=index))
     return Member(kinds.COREWEAVE_CLUSTER_XR, kinds.COREWEAVE_COMPOSED, manifest, True)
 
 
@@ -59,8 +60,7 @@ def civo(index: int, autoscaled: bool) -> Member:
     """The Civo example under its own name; without `autoscaled`, its autoscaled pool is fixed
     at its initial size, so the XR composes no cluster-autoscaler Release (nothing for
     provider-helm to install in that cluster)."""
-    manifest = _example(CIVO_EXAMPLE)
-    manifest["metadata"]["name"] = CIVO_NAME.format(index=index)
+    manifest = _example(CIVO_EXAMPLE, CIVO_NAME.format(index=index))
     if not autoscaled:
         for pool in manifest["spec"]["nodePools"]:
             pool.pop("minNodeCount", None)
