@@ -14,7 +14,6 @@ ship as the package's examples. Each package is built with `crank xpkg build` (n
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import shutil
 import subprocess
@@ -82,7 +81,7 @@ def packaged_function_name() -> str:
 def packaged_composition(cloud: Cloud) -> dict[str, Any]:
     """apis/<kind>/composition.yaml with its pipeline calling the function by the name the
     package manager installs the Configuration's function dependency under."""
-    composition = copy.deepcopy(load(cloud.api / "composition.yaml"))
+    composition = load(cloud.api / "composition.yaml")
     name = dependency_name(function_dependency(cloud)["package"])
     for step in composition["spec"]["pipeline"]:
         if step["functionRef"]["name"] != HAND_INSTALLED_FUNCTION:

@@ -231,11 +231,7 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
 
 
 def idle(
-    run: Run,
-    suite: Suite,
-    members: list[Member],
-    took: dict[str, float],
-    args: argparse.Namespace,
+    run: Run, suite: Suite, members: list[Member], took: dict[str, float], args: argparse.Namespace
 ) -> bool:
     """Settles the Ready fleet and measures the idle window; fills `run`. True when nothing
     changed in it."""
