@@ -126,14 +126,15 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 # The tables with a row per kind: each column's header, and its cell for one kind.
-READY_COLUMNS: tuple[tuple[str, Callable[[KindFigures], str]], ...] = (
+Columns = tuple[tuple[str, Callable[[KindFigures], str]], ...]
+READY_COLUMNS: Columns = (
     ("kind", lambda k: k.kind),
     ("Ready / created", lambda k: f"{len(k.ready_seconds)} / {k.created}"),
     ("p50 s", lambda k: fmt(percentile(k.ready_seconds, 50))),
     ("p90 s", lambda k: fmt(percentile(k.ready_seconds, 90))),
     ("max s", lambda k: fmt(max(k.ready_seconds, default=math.nan))),
 )
-CALLS_COLUMNS: tuple[tuple[str, Callable[[KindFigures], str]], ...] = (
+CALLS_COLUMNS: Columns = (
     ("kind", lambda k: k.kind),
     ("reconciles", lambda k: str(k.reconciles)),
     ("calls", lambda k: str(k.calls)),
@@ -151,9 +152,7 @@ def rows_table(rows: Iterable[dict[str, str]]) -> str:
     return table(list(listed[0]), [list(row.values()) for row in listed])
 
 
-def kinds_table(
-    columns: Sequence[tuple[str, Callable[[KindFigures], str]]], kinds: Sequence[KindFigures]
-) -> str:
+def kinds_table(columns: Columns, kinds: Sequence[KindFigures]) -> str:
     return rows_table({header: cell(k) for header, cell in columns} for k in kinds)
 
 
