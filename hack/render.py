@@ -57,7 +57,7 @@ def find_crank() -> str | None:
 @contextlib.contextmanager
 def function_server() -> Iterator[int]:
     """The function on a free loopback port, in plaintext. Its stderr goes to a file, not a
-    pipe: a caller making many calls (hack/soak.py) must never block it on a full pipe."""
+    pipe: a caller making many calls must never block it on a full pipe."""
     port = free_port()
     script = Path(sys.executable).parent / "function"
     # The SDK's flags read these too: a developer's DEBUG must not log every call.
