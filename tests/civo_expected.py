@@ -6,11 +6,9 @@ Names carry child_name's hash: they are part of the public contract.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from harness.fixtures import READY_STATUS
-from tests.coreweave_expected import provider_config, usage
+from tests.coreweave_expected import as_ready, provider_config, usage
 
 CLOUD_NAME = "inference-lon-34d99"
 NETWORK_NAME = "inference-lon-network-5c63f"
@@ -54,31 +52,30 @@ INLINE_POOL = {
 }
 
 
-def cluster(pools: dict[str, Any] = INLINE_POOL) -> dict[str, Any]:
-    return {
-        "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
-        "kind": "Cluster",
-        "metadata": {"name": CLUSTER_NAME},
-        "spec": {
-            "forProvider": {
-                "name": CLOUD_NAME,
-                "region": "LON1",
-                "cni": "cilium",
-                "applications": "-traefik2-nodeport",
-                "kubernetesVersion": "1.34.1-k3s1",
-                "networkIdRef": {"name": NETWORK_NAME},
-                "firewallIdRef": {"name": FIREWALL_NAME},
-                "pools": pools,
-                "writeKubeconfig": True,
-            },
-            "writeConnectionSecretToRef": {"name": SECRET_NAME},
-            "providerConfigRef": PROVIDER_CONFIG_REF,
+CLUSTER: dict[str, Any] = {
+    "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
+    "kind": "Cluster",
+    "metadata": {"name": CLUSTER_NAME},
+    "spec": {
+        "forProvider": {
+            "name": CLOUD_NAME,
+            "region": "LON1",
+            "cni": "cilium",
+            "applications": "-traefik2-nodeport",
+            "kubernetesVersion": "1.34.1-k3s1",
+            "networkIdRef": {"name": NETWORK_NAME},
+            "firewallIdRef": {"name": FIREWALL_NAME},
+            "pools": INLINE_POOL,
+            "writeKubeconfig": True,
         },
-    }
+        "writeConnectionSecretToRef": {"name": SECRET_NAME},
+        "providerConfigRef": PROVIDER_CONFIG_REF,
+    },
+}
 
 
-USAGE_NETWORK = usage("inference-lon-usage-network-by-cluster-061b4", NETWORK, cluster())
-USAGE_FIREWALL = usage("inference-lon-usage-firewall-by-cluster-3ea69", FIREWALL, cluster())
+USAGE_NETWORK = usage("inference-lon-usage-network-by-cluster-061b4", NETWORK, CLUSTER)
+USAGE_FIREWALL = usage("inference-lon-usage-firewall-by-cluster-3ea69", FIREWALL, CLUSTER)
 
 
 def nodepool(
@@ -167,16 +164,13 @@ L40S_GROUP = {"name": L40S_POOL_ID, "minSize": 1, "maxSize": 4}
 
 def cluster_up(**at_provider: Any) -> dict[str, dict[str, Any]]:
     """The cluster as the provider reports it once Civo created it."""
-    live = copy.deepcopy(cluster())
-    live["status"] = {**READY_STATUS, "atProvider": {"id": "5f0b-cluster", **at_provider}}
-    return {"civo-cluster": live}
+    return {"civo-cluster": as_ready(CLUSTER, atProvider={"id": "5f0b-cluster", **at_provider})}
 
 
 def autoscaled_pool_up(**at_provider: Any) -> dict[str, dict[str, Any]]:
     """The cluster up and the autoscaled pool's ID known: the cluster-autoscaler can install."""
-    pool = copy.deepcopy(l40s_pool())
+    pool = as_ready(l40s_pool(), atProvider={"id": L40S_POOL_ID})
     pool["metadata"]["annotations"] = {"crossplane.io/external-name": L40S_POOL_ID}
-    pool["status"] = {**READY_STATUS, "atProvider": {"id": L40S_POOL_ID}}
     return {**cluster_up(**at_provider), "nodepool-l40s": pool}
 
 
@@ -184,7 +178,7 @@ def base() -> dict[str, dict[str, Any]]:
     return {
         "network": NETWORK,
         "firewall": FIREWALL,
-        "civo-cluster": cluster(),
+        "civo-cluster": CLUSTER,
         "usage-network-by-cluster": USAGE_NETWORK,
         "usage-firewall-by-cluster": USAGE_FIREWALL,
     }

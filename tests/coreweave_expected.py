@@ -8,9 +8,10 @@ change users would see as deleted and recreated infrastructure.
 from __future__ import annotations
 
 import base64
+import copy
 from typing import Any
 
-from harness.fixtures import ENDPOINT, NAMESPACE, ORG_TOKEN
+from harness.fixtures import ENDPOINT, NAMESPACE, ORG_TOKEN, READY_STATUS
 
 CLOUD_NAME = "inference-east-c7d16"
 VPC_NAME = "inference-east-vpc-99124"
@@ -81,23 +82,19 @@ users:
 """
 
 
-# The credentials Secret CLUSTER_PROVIDER_CONFIG names, remembered on the kubeconfig Secret.
-TOKEN_SOURCE = "crossplane-system/coreweave-creds"
-
-
-def kubeconfig_secret(
-    text: str = KUBECONFIG_TEXT, source: str | None = TOKEN_SOURCE
-) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": SECRET_NAME}
-    if source is not None:
-        metadata["annotations"] = {"inference.fn.modelplane.ai/credentials-secret": source}
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": metadata,
-        "type": "Opaque",
-        "data": {"kubeconfig": base64.b64encode(text.encode()).decode()},
-    }
+KUBECONFIG_SECRET = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {
+        "name": SECRET_NAME,
+        # The credentials Secret CLUSTER_PROVIDER_CONFIG names, remembered on the kubeconfig.
+        "annotations": {
+            "inference.fn.modelplane.ai/credentials-secret": "crossplane-system/coreweave-creds"
+        },
+    },
+    "type": "Opaque",
+    "data": {"kubeconfig": base64.b64encode(KUBECONFIG_TEXT.encode()).decode()},
+}
 
 
 def provider_config(api_version: str, name: str, secret: str) -> dict[str, Any]:
@@ -118,6 +115,11 @@ def provider_config(api_version: str, name: str, secret: str) -> dict[str, Any]:
 PROVIDER_CONFIG = provider_config(
     "kubernetes.m.crossplane.io/v1alpha1", PROVIDER_CONFIG_NAME, SECRET_NAME
 )
+
+
+def as_ready(body: dict[str, Any], **status: Any) -> dict[str, Any]:
+    """body as observed once its provider reports it Ready, with status besides."""
+    return {**copy.deepcopy(body), "status": {**READY_STATUS, **status}}
 
 
 def usage(name: str, of: dict[str, Any], by: dict[str, Any]) -> dict[str, Any]:
@@ -141,7 +143,7 @@ def usage(name: str, of: dict[str, Any], by: dict[str, Any]) -> dict[str, Any]:
 
 USAGE_VPC = usage("inference-east-usage-vpc-by-cluster-ee40c", VPC, CLUSTER)
 USAGE_KUBECONFIG = usage(
-    "inference-east-usage-kubeconfig-by-providerconfig-dc1bc", kubeconfig_secret(), PROVIDER_CONFIG
+    "inference-east-usage-kubeconfig-by-providerconfig-dc1bc", KUBECONFIG_SECRET, PROVIDER_CONFIG
 )
 
 
@@ -222,18 +224,17 @@ H100_SETTINGS = nodepool_object(
 )
 
 
-def l40s_pool(instance_type: str = "gd-8xl40s-i128") -> dict[str, Any]:
-    return nodepool_object(
-        "inference-east-nodepool-l40s-335c6",
-        "l40s",
-        {
-            "instanceType": instance_type,
-            "targetNodes": 1,
-            "autoscaling": False,
-            "nodeLabels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "nvidia-l40s"},
-            "nodeTaints": [GPU_TAINT],
-        },
-    )
+L40S_POOL = nodepool_object(
+    "inference-east-nodepool-l40s-335c6",
+    "l40s",
+    {
+        "instanceType": "gd-8xl40s-i128",
+        "targetNodes": 1,
+        "autoscaling": False,
+        "nodeLabels": {"modelplane.ai/pool": "l40s", "modelplane.ai/gpu": "nvidia-l40s"},
+        "nodeTaints": [GPU_TAINT],
+    },
+)
 
 
 CPU_POOL = nodepool_object(
@@ -295,7 +296,7 @@ def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
         "vpc": VPC,
         "cks-cluster": CLUSTER,
         "usage-vpc-by-cluster": USAGE_VPC,
-        "kubeconfig": kubeconfig_secret(),
+        "kubeconfig": KUBECONFIG_SECRET,
         "kubernetes-providerconfig": PROVIDER_CONFIG,
         "usage-kubeconfig-by-providerconfig": USAGE_KUBECONFIG,
         # usage-cluster-by-providerconfig, composed until 0.1.0, is retired on purpose: a Usage,
@@ -304,7 +305,7 @@ def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
         "system-nodepool": SYSTEM_POOL,
         "nodepool-h100": H100_POOL,
         "autoscaled-nodepool-h100": H100_SETTINGS,
-        "nodepool-l40s": l40s_pool(),
+        "nodepool-l40s": L40S_POOL,
         "nodepool-cpu": CPU_POOL,
         "shared-vast-observer": SHARED_VAST_OBSERVER,
         "rwx-storageclass": RWX_STORAGE_CLASS,

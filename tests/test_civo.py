@@ -168,7 +168,7 @@ def test_size_of_live_pool_is_kept() -> None:
 
 def test_region_change_on_live_cluster_keeps_live_region() -> None:
     rsp = run(request(civo_xr(region="FRA1"), cluster_up()))
-    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert desired(rsp)["civo-cluster"] == expected.CLUSTER
     assert desired(rsp)["network"] == expected.NETWORK
     assert results(rsp)[0] == (
         "Warning",
@@ -196,7 +196,7 @@ def test_step_input_shapes_a_new_cluster() -> None:
 
 def test_live_cluster_keeps_cni_and_applications() -> None:
     rsp = run(request(civo_xr(), cluster_up(), None, FLANNEL_INPUT))
-    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert desired(rsp)["civo-cluster"] == expected.CLUSTER
     assert results(rsp)[:2] == [
         (
             "Warning",
@@ -222,7 +222,7 @@ def test_late_initialised_inline_pool_fields_are_not_an_edit() -> None:
         "taint": [],
     }
     rsp = run(request(civo_xr(), state))
-    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert desired(rsp)["civo-cluster"] == expected.CLUSTER
     assert not [r for r in results(rsp) if r[0] == "Warning"]
 
 
@@ -230,7 +230,7 @@ def test_inline_pool_removed_from_spec_stays_with_the_cluster() -> None:
     a100 = pool("a100", role="GPU", size="g4g.kube.small", gpu={"acceleratorType": "A100"})
     pools = [pool("core", nodeCount=1), a100]
     rsp = run(request(civo_xr(nodePools=pools), cluster_up()))
-    assert desired(rsp)["civo-cluster"] == expected.cluster()
+    assert desired(rsp)["civo-cluster"] == expected.CLUSTER
     assert "nodepool-core" in desired(rsp), "the new first System pool is a separate node pool"
     assert results(rsp)[0] == (
         "Warning",

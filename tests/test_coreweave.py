@@ -30,16 +30,11 @@ from harness.fixtures import (
 from tests import coreweave_expected as expected
 
 
-def as_ready(body: dict[str, Any], **status: Any) -> dict[str, Any]:
-    """body as observed once its provider reports it Ready, with status besides."""
-    return {**copy.deepcopy(body), "status": {**READY_STATUS, **status}}
-
-
 def cluster_up(endpoint: str = ENDPOINT) -> dict[str, dict[str, Any]]:
     """Observed VPC and cluster, both Ready, the cluster reporting its endpoint."""
     return {
-        "vpc": as_ready(expected.VPC, atProvider={"id": "3f0c"}),
-        "cks-cluster": as_ready(
+        "vpc": expected.as_ready(expected.VPC, atProvider={"id": "3f0c"}),
+        "cks-cluster": expected.as_ready(
             expected.CLUSTER, atProvider={"id": "9e1d", "apiServerEndpoint": endpoint}
         ),
     }
@@ -432,7 +427,7 @@ def kubeconfig_text(rsp: Any) -> str:
 def test_kubeconfig_follows_token_rotation() -> None:
     rotated = "CW-SECRET-rotated-fake-token"
     required = {**CREDENTIALS, "coreweave-credentials": [credentials_secret(rotated)]}
-    state = {**cluster_up(), "kubeconfig": expected.kubeconfig_secret()}
+    state = {**cluster_up(), "kubeconfig": expected.KUBECONFIG_SECRET}
     rsp = run(request(coreweave_xr(), state, required))
     assert kubeconfig_text(rsp) == expected.KUBECONFIG_TEXT.replace(ORG_TOKEN, rotated)
 
@@ -470,7 +465,7 @@ CUSTOM_INPUT = {
 
 
 def shared_vast_observed(manifest: dict[str, Any] = expected.SHARED_VAST_LIVE) -> dict[str, Any]:
-    return as_ready(expected.SHARED_VAST_OBSERVER, atProvider={"manifest": manifest})
+    return expected.as_ready(expected.SHARED_VAST_OBSERVER, atProvider={"manifest": manifest})
 
 
 def test_step_input_shapes_new_resources() -> None:
@@ -505,7 +500,7 @@ def test_live_storage_class_is_never_edited_in_place() -> None:
     changed = {**expected.SHARED_VAST_LIVE, "parameters": {"vip_pool_name": "other"}}
     state = {
         **cluster_up(),
-        "rwx-storageclass": as_ready(expected.RWX_STORAGE_CLASS),
+        "rwx-storageclass": expected.as_ready(expected.RWX_STORAGE_CLASS),
         "shared-vast-observer": shared_vast_observed(changed),
     }
     rsp = run(request(coreweave_xr(), state, CREDENTIALS, CUSTOM_INPUT))
@@ -560,7 +555,7 @@ def test_composed_resource_names_are_stable() -> None:
     state = {
         **cluster_up(),
         "shared-vast-observer": shared_vast_observed(),
-        "nodepool-h100": as_ready(expected.H100_POOL),
+        "nodepool-h100": expected.as_ready(expected.H100_POOL),
     }
     rsp = run(request(coreweave_xr(), state, CREDENTIALS))
     assert desired(rsp) == expected.converged()

@@ -100,7 +100,7 @@ def test_coreweave_cluster_lifecycle() -> None:
     # 4. Converged: pools validated, shared-vast observed, the autoscaler grew h100 to 5.
     for key, manifest in (
         ("system-nodepool", expected.SYSTEM_POOL),
-        ("nodepool-l40s", expected.l40s_pool()),
+        ("nodepool-l40s", expected.L40S_POOL),
         ("nodepool-cpu", expected.CPU_POOL),
     ):
         world.ready(key, atProvider=validated(manifest["spec"]["forProvider"]["manifest"]))
