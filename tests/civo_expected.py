@@ -78,30 +78,40 @@ USAGE_NETWORK = usage("inference-lon-usage-network-by-cluster-061b4", NETWORK, C
 USAGE_FIREWALL = usage("inference-lon-usage-firewall-by-cluster-3ea69", FIREWALL, CLUSTER)
 
 
-def nodepool(
-    pool: str, object_name: str, size: str, accelerator: str, *, autoscaled: bool
+def nodepool_spec(
+    pool: str, size: str, accelerator: str | None, *, autoscaled: bool, count: int = 1
 ) -> dict[str, Any]:
-    """A GPU pool's NodePool: an autoscaled one leaves its size to the cluster-autoscaler."""
+    """A pool's NodePool spec, GPU-tainted if it has an accelerator: an autoscaled one leaves
+    its size to the cluster-autoscaler."""
+    labels = {"modelplane.ai/pool": pool}
     for_provider: dict[str, Any] = {
         "clusterIdRef": {"name": CLUSTER_NAME},
         "label": pool,
         "region": "LON1",
         "size": size,
-        "taint": [GPU_TAINT],
-        "labels": {"modelplane.ai/pool": pool, "modelplane.ai/gpu": accelerator},
+        "labels": labels,
     }
+    if accelerator is not None:
+        for_provider["taint"] = [GPU_TAINT]
+        labels["modelplane.ai/gpu"] = accelerator
     spec: dict[str, Any] = {"forProvider": for_provider, "providerConfigRef": PROVIDER_CONFIG_REF}
     if autoscaled:
-        spec["initProvider"] = {"nodeCount": 1}
+        spec["initProvider"] = {"nodeCount": count}
         spec["managementPolicies"] = ["Observe", "Create", "Update", "Delete"]
     else:
-        for_provider["nodeCount"] = 1
+        for_provider["nodeCount"] = count
         spec["managementPolicies"] = ["*"]
+    return spec
+
+
+def nodepool(
+    pool: str, object_name: str, size: str, accelerator: str, *, autoscaled: bool
+) -> dict[str, Any]:
     return {
         "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
         "kind": "NodePool",
         "metadata": {"name": object_name},
-        "spec": spec,
+        "spec": nodepool_spec(pool, size, accelerator, autoscaled=autoscaled),
     }
 
 

@@ -90,35 +90,14 @@ def test_invalid_spec_is_one_fatal_naming_every_field(spec: dict[str, Any], mess
         assert fatal_only(run(request(civo_xr(**spec), observed, required))) == message
 
 
-BASE_FOR_PROVIDER = {"clusterIdRef": {"name": expected.CLUSTER_NAME}, "region": "LON1"}
-
-
 POOL_SHAPES = {
     "fixed-system-pool-named-workers": (
         pool("workers", nodeCount=3),
-        {
-            "forProvider": {
-                **BASE_FOR_PROVIDER,
-                "label": "workers",
-                "size": "g4s.kube.large",
-                "labels": {"modelplane.ai/pool": "workers"},
-                "nodeCount": 3,
-            },
-            "managementPolicies": ["*"],
-        },
+        expected.nodepool_spec("workers", "g4s.kube.large", None, autoscaled=False, count=3),
     ),
     "second-system-pool-may-autoscale": (
         pool("more-system", role="System", nodeCount=1, minNodeCount=1, maxNodeCount=3),
-        {
-            "forProvider": {
-                **BASE_FOR_PROVIDER,
-                "label": "more-system",
-                "size": "g4s.kube.large",
-                "labels": {"modelplane.ai/pool": "more-system"},
-            },
-            "initProvider": {"nodeCount": 1},
-            "managementPolicies": ["Observe", "Create", "Update", "Delete"],
-        },
+        expected.nodepool_spec("more-system", "g4s.kube.large", None, autoscaled=True),
     ),
     "autoscaled-gpu-pool": (
         pool(
@@ -129,17 +108,7 @@ POOL_SHAPES = {
             maxNodeCount=6,
             gpu={"acceleratorType": "L40S"},
         ),
-        {
-            "forProvider": {
-                **BASE_FOR_PROVIDER,
-                "label": "h",
-                "size": "an.g1.l40s.kube.x2",
-                "taint": [expected.GPU_TAINT],
-                "labels": {"modelplane.ai/pool": "h", "modelplane.ai/gpu": "L40S"},
-            },
-            "initProvider": {"nodeCount": 2},
-            "managementPolicies": ["Observe", "Create", "Update", "Delete"],
-        },
+        expected.nodepool_spec("h", "an.g1.l40s.kube.x2", "L40S", autoscaled=True, count=2),
     ),
 }
 
@@ -147,8 +116,7 @@ POOL_SHAPES = {
 @pytest.mark.parametrize(("extra", "want"), POOL_SHAPES.values(), ids=POOL_SHAPES.keys())
 def test_node_pool_shapes(extra: dict[str, Any], want: dict[str, Any]) -> None:
     rsp = run(request(civo_xr(nodePools=[SYSTEM, extra]), cluster_up()))
-    want_spec = {**want, "providerConfigRef": expected.PROVIDER_CONFIG_REF}
-    assert desired(rsp)[f"nodepool-{extra['name']}"]["spec"] == want_spec
+    assert desired(rsp)[f"nodepool-{extra['name']}"]["spec"] == want
 
 
 def test_size_of_live_pool_is_kept() -> None:
