@@ -12,18 +12,6 @@ from tests import civo_expected as expected
 NO_SKIPS = {"skip-nodes-with-local-storage": False, "skip-nodes-with-system-pods": False}
 
 
-def values(spec_version: str | None, reported: dict[str, str], chart: dict[str, Any] | None) -> Any:
-    """The Release's values and the Warnings, for the XR's spec.kubernetesVersion (None: unset)
-    and what Civo reports of the cluster (reported: its status.atProvider fields)."""
-    xr = civo_xr(kubernetesVersion=spec_version)
-    if spec_version is None:
-        del xr["spec"]["kubernetesVersion"]
-    step_input = {"civo": {"clusterAutoscaler": chart}} if chart else None
-    rsp = run(request(xr, expected.autoscaled_pool_up(**reported), civo_required(), step_input))
-    release = desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"]
-    return release, [m for s, m in results(rsp) if s == "Warning"]
-
-
 BASE: dict[str, Any] = {
     "cloudProvider": "civo",
     "secretKeyRefNameOverride": "civo-api-access",
@@ -89,7 +77,15 @@ def test_release_values(
     want: dict[str, Any],
     warnings: list[str],
 ) -> None:
-    assert values(spec_version, reported, chart) == (want, warnings)
+    """The Release's values and the Warnings, for the XR's spec.kubernetesVersion (None: unset)
+    and what Civo reports of the cluster (reported: its status.atProvider fields)."""
+    xr = civo_xr(kubernetesVersion=spec_version)
+    if spec_version is None:
+        del xr["spec"]["kubernetesVersion"]
+    step_input = {"civo": {"clusterAutoscaler": chart}} if chart else None
+    rsp = run(request(xr, expected.autoscaled_pool_up(**reported), civo_required(), step_input))
+    assert desired(rsp)["cluster-autoscaler"]["spec"]["forProvider"]["values"] == want
+    assert [m for s, m in results(rsp) if s == "Warning"] == warnings
 
 
 def test_running_image_stays_while_the_version_is_unreported() -> None:
