@@ -43,46 +43,41 @@ def secret_with(data: dict[str, str]) -> dict[str, Any]:
     return secret
 
 
-@pytest.mark.parametrize(
-    ("secrets", "key", "waiting"),
-    [
-        pytest.param([civo_connection_secret("kubeconfig")], "kubeconfig", None, id="kubeconfig"),
-        pytest.param(
-            [civo_connection_secret("attribute.kubeconfig")],
-            "attribute.kubeconfig",
-            None,
-            id="namespaced-provider-attribute-key-only",
+KEY_CASES = {
+    "kubeconfig": ([civo_connection_secret("kubeconfig")], "kubeconfig", None),
+    "namespaced-provider-attribute-key-only": (
+        [civo_connection_secret("attribute.kubeconfig")],
+        "attribute.kubeconfig",
+        None,
+    ),
+    "both-keys-prefer-kubeconfig": (
+        [civo_connection_secret("kubeconfig", "attribute.kubeconfig")],
+        "kubeconfig",
+        None,
+    ),
+    "empty-kubeconfig-key-is-not-a-kubeconfig": (
+        [secret_with({"kubeconfig": "", "attribute.kubeconfig": CIVO_KUBECONFIG})],
+        "attribute.kubeconfig",
+        None,
+    ),
+    "no-key-holds-a-kubeconfig": (
+        [secret_with({"attribute.id": "5f0b-cluster", "kubeconfig": "not a kubeconfig"})],
+        None,
+        (
+            "WaitingForKubeconfig",
+            f"waiting for the connection {DESCRIBED} to hold a kubeconfig under key "
+            '"kubeconfig" or "attribute.kubeconfig"',
         ),
-        pytest.param(
-            [civo_connection_secret("kubeconfig", "attribute.kubeconfig")],
-            "kubeconfig",
-            None,
-            id="both-keys-prefer-kubeconfig",
-        ),
-        pytest.param(
-            [secret_with({"kubeconfig": "", "attribute.kubeconfig": CIVO_KUBECONFIG})],
-            "attribute.kubeconfig",
-            None,
-            id="empty-kubeconfig-key-is-not-a-kubeconfig",
-        ),
-        pytest.param(
-            [secret_with({"attribute.id": "5f0b-cluster", "kubeconfig": "not a kubeconfig"})],
-            None,
-            (
-                "WaitingForKubeconfig",
-                f"waiting for the connection {DESCRIBED} to hold a kubeconfig under key "
-                '"kubeconfig" or "attribute.kubeconfig"',
-            ),
-            id="no-key-holds-a-kubeconfig",
-        ),
-        pytest.param(
-            [],
-            None,
-            ("WaitingForConnectionSecret", f"waiting for the cluster's connection {DESCRIBED}"),
-            id="secret-not-written-yet",
-        ),
-    ],
-)
+    ),
+    "secret-not-written-yet": (
+        [],
+        None,
+        ("WaitingForConnectionSecret", f"waiting for the cluster's connection {DESCRIBED}"),
+    ),
+}
+
+
+@pytest.mark.parametrize(("secrets", "key", "waiting"), KEY_CASES.values(), ids=KEY_CASES.keys())
 def test_the_key_that_holds_a_kubeconfig_is_published(
     secrets: list[dict[str, Any]], key: str | None, waiting: tuple[str, str] | None
 ) -> None:
