@@ -25,50 +25,42 @@ UNKNOWN_MINOR = (
 )
 
 
+RELEASE_CASES = {
+    "minor-from-spec": ("1.34.1-k3s1", {}, None, {**BASE, "image": {"tag": "v1.34.5"}}, []),
+    "civo-default-version-as-reported": (
+        None,
+        {"kubernetesVersion": "1.33.4-k3s1"},
+        None,
+        {**BASE, "image": {"tag": "v1.33.3"}},
+        [],
+    ),
+    "reported-version-wins-during-an-upgrade": (
+        "1.35.0-k3s1",
+        {"kubernetesVersion": "v1.34.1+k3s1"},
+        None,
+        {**BASE, "image": {"tag": "v1.34.5"}},
+        [],
+    ),
+    "version-unknown-chart-image": (None, {}, None, BASE, []),
+    "unknown-minor-chart-image-with-warning": ("1.36.0-k3s1", {}, None, BASE, [UNKNOWN_MINOR]),
+    "step-input-overrides": (
+        "1.36.0-k3s1",
+        {},
+        {"imageTag": "v1.36.0", "skipNodesWithSystemPods": True},
+        {
+            **BASE,
+            "extraArgs": {**NO_SKIPS, "skip-nodes-with-system-pods": True},
+            "image": {"tag": "v1.36.0"},
+        },
+        [],
+    ),
+}
+
+
 @pytest.mark.parametrize(
     ("spec_version", "reported", "chart", "want", "warnings"),
-    [
-        pytest.param(
-            "1.34.1-k3s1", {}, None, {**BASE, "image": {"tag": "v1.34.5"}}, [], id="minor-from-spec"
-        ),
-        pytest.param(
-            None,
-            {"kubernetesVersion": "1.33.4-k3s1"},
-            None,
-            {**BASE, "image": {"tag": "v1.33.3"}},
-            [],
-            id="civo-default-version-as-reported",
-        ),
-        pytest.param(
-            "1.35.0-k3s1",
-            {"kubernetesVersion": "v1.34.1+k3s1"},
-            None,
-            {**BASE, "image": {"tag": "v1.34.5"}},
-            [],
-            id="reported-version-wins-during-an-upgrade",
-        ),
-        pytest.param(None, {}, None, BASE, [], id="version-unknown-chart-image"),
-        pytest.param(
-            "1.36.0-k3s1",
-            {},
-            None,
-            BASE,
-            [UNKNOWN_MINOR],
-            id="unknown-minor-chart-image-with-warning",
-        ),
-        pytest.param(
-            "1.36.0-k3s1",
-            {},
-            {"imageTag": "v1.36.0", "skipNodesWithSystemPods": True},
-            {
-                **BASE,
-                "extraArgs": {**NO_SKIPS, "skip-nodes-with-system-pods": True},
-                "image": {"tag": "v1.36.0"},
-            },
-            [],
-            id="step-input-overrides",
-        ),
-    ],
+    RELEASE_CASES.values(),
+    ids=RELEASE_CASES.keys(),
 )
 def test_release_values(
     spec_version: str | None,
