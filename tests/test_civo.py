@@ -228,31 +228,30 @@ AUTOSCALED = [
 ]
 
 
+GROUP_CASES = {
+    "every-pool-id-known": (
+        {"a": ("id-a", True), "b": ("id-b", True)},
+        [
+            {"name": "id-a", "minSize": 2, "maxSize": 5},
+            {"name": "id-b", "minSize": 3, "maxSize": 9},
+        ],
+        None,
+    ),
+    "external-name-before-creation-is-not-a-pool-id": (
+        {"a": ("id-a", True), "b": ("b", False)},
+        [{"name": "id-a", "minSize": 2, "maxSize": 5}],
+        "waiting for the Civo pool IDs of autoscaled pools b",
+    ),
+    "no-release-before-any-pool-id": (
+        {},
+        None,
+        "waiting for the Civo pool IDs of autoscaled pools a, b",
+    ),
+}
+
+
 @pytest.mark.parametrize(
-    ("observed_pools", "groups", "message"),
-    [
-        pytest.param(
-            {"a": ("id-a", True), "b": ("id-b", True)},
-            [
-                {"name": "id-a", "minSize": 2, "maxSize": 5},
-                {"name": "id-b", "minSize": 3, "maxSize": 9},
-            ],
-            None,
-            id="every-pool-id-known",
-        ),
-        pytest.param(
-            {"a": ("id-a", True), "b": ("b", False)},
-            [{"name": "id-a", "minSize": 2, "maxSize": 5}],
-            "waiting for the Civo pool IDs of autoscaled pools b",
-            id="external-name-before-creation-is-not-a-pool-id",
-        ),
-        pytest.param(
-            {},
-            None,
-            "waiting for the Civo pool IDs of autoscaled pools a, b",
-            id="no-release-before-any-pool-id",
-        ),
-    ],
+    ("observed_pools", "groups", "message"), GROUP_CASES.values(), ids=GROUP_CASES.keys()
 )
 def test_autoscaler_groups_come_from_observed_pool_ids(
     observed_pools: dict[str, tuple[str, bool]],
