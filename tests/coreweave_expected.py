@@ -183,6 +183,16 @@ def nodepool_object(
     return in_cluster_object(object_name, manifest, policies, NODEPOOL_READINESS)
 
 
+# What the user is told of a pool ("%s") no longer in spec.nodePools: its Object re-applied with
+# Delete, then dropped; or, while the CKS cluster does not answer, kept and why (appended).
+RETIRING = 'node pool "%s" is no longer in spec.nodePools: deleting it from the CKS cluster'
+DELETING = 'deleting node pool "%s" from the CKS cluster: it is no longer in spec.nodePools'
+WAITING = (
+    'node pool "%s" is no longer in spec.nodePools, but the CKS cluster does not answer, so it '
+    "is not deleted yet (it keeps billing until it is): "
+)
+
+
 # An autoscaled pool: one Object creates it (and never updates it), one updates all but its size.
 CREATOR_POLICIES = ["Observe", "Create"]
 SETTINGS_POLICIES = ["Observe", "Update"]

@@ -588,12 +588,6 @@ P_SETTINGS_SPEC = {**TYPE, **AUTOSCALED, **PLACEMENT}
 NOT_ANSWERING = (
     'connect failed: Get "https://ml-team-prod-a1b2c3.k8s.us-east-04a.coreweave.com/api": EOF'
 )
-TO_RETIRE = 'node pool "p" is no longer in spec.nodePools: deleting it from the CKS cluster'
-DELETING = 'deleting node pool "p" from the CKS cluster: it is no longer in spec.nodePools'
-WAITING = (
-    'node pool "p" is no longer in spec.nodePools, but the CKS cluster does not answer, so it is '
-    "not deleted yet (it keeps billing until it is): "
-)
 
 
 def gone_pool(
@@ -646,12 +640,12 @@ def autoscaled_gone(creator_policies: list[str]) -> dict[str, dict[str, Any]]:
 
 Outcome = tuple[dict[str, Any], list[tuple[str, str]]]
 # The pool's Objects dropped, which deletes it.
-DROPPED: Outcome = ({}, [("Normal", DELETING)])
+DROPPED: Outcome = ({}, [("Normal", expected.DELETING % "p")])
 
 
 def re_applied(policies: list[str], spec: dict[str, Any] = P_SPEC) -> Outcome:
     """The creator applied with these policies, the user told the pool is on its way out."""
-    return {CREATOR: p_object(spec, policies)}, [("Normal", TO_RETIRE)]
+    return {CREATOR: p_object(spec, policies)}, [("Normal", expected.RETIRING % "p")]
 
 
 def waiting(
@@ -660,7 +654,7 @@ def waiting(
     spec: dict[str, Any] = P_SPEC,
 ) -> Outcome:
     """The creator applied with these policies (no Delete), the user told why it waits."""
-    return {CREATOR: p_object(spec, policies)}, [("Warning", WAITING + why)]
+    return {CREATOR: p_object(spec, policies)}, [("Warning", expected.WAITING % "p" + why)]
 
 
 REMOVED_POOL_CASES: dict[str, tuple[dict[str, Any], Outcome]] = {

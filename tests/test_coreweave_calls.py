@@ -25,6 +25,7 @@ from harness.fixtures import (
     desired,
     results,
 )
+from tests import coreweave_expected
 from tests.test_memo import converged
 
 ANNOTATION = "inference.fn.modelplane.ai/credentials-secret"
@@ -192,7 +193,4 @@ def test_secret_ref_annotation(annotation: str | None, ref: access.SecretRef | N
 def test_kubeconfig_secret_names_its_token_source_and_nothing_secret() -> None:
     world = coreweave_world()
     secret = desired(world.responses[-1])["kubeconfig"]
-    assert secret["metadata"] == {
-        "name": "inference-east-kubeconfig-08981",
-        "annotations": {ANNOTATION: SOURCE},
-    }
+    assert secret["metadata"] == coreweave_expected.KUBECONFIG_SECRET["metadata"]

@@ -34,16 +34,10 @@ def validated(pool_manifest: dict[str, Any], **live_spec: object) -> dict[str, A
     return {"manifest": live}
 
 
-RETIRING = 'node pool "%s" is no longer in spec.nodePools: deleting it from the CKS cluster'
-DELETING = 'deleting node pool "%s" from the CKS cluster: it is no longer in spec.nodePools'
 UNREACHABLE = (
     "connect failed: cannot create new client: Get "
     '"https://ml-team-prod-a1b2c3.k8s.us-east-04a.coreweave.com/api?timeout=32s": dial tcp: '
     "i/o timeout"
-)
-WAITING = (
-    'node pool "%s" is no longer in spec.nodePools, but the CKS cluster does not answer, so it '
-    f"is not deleted yet (it keeps billing until it is): {UNREACHABLE}"
 )
 
 
@@ -166,11 +160,11 @@ def test_coreweave_cluster_lifecycle() -> None:
     rsp = world.reconcile()
     assert desired(rsp) == {**converged_state, "nodepool-cpu": retiring(expected.CPU_POOL)}
     assert readiness(rsp)["nodepool-cpu"] is True, "a pool on its way out never holds Ready"
-    assert results(rsp) == [("Normal", RETIRING % "cpu")]
+    assert results(rsp) == [("Normal", expected.RETIRING % "cpu")]
     rsp = world.reconcile()
     converged_state = {k: v for k, v in converged_state.items() if k != "nodepool-cpu"}
     assert desired(rsp) == converged_state
-    assert results(rsp) == [("Normal", DELETING % "cpu")]
+    assert results(rsp) == [("Normal", expected.DELETING % "cpu")]
     rsp = world.reconcile()
     assert desired(rsp) == converged_state
     assert results(rsp) == []
@@ -185,11 +179,11 @@ def test_coreweave_cluster_lifecycle() -> None:
         world.unreachable("nodepool-l40s", UNREACHABLE)
         rsp = world.reconcile()
         assert desired(rsp) == converged_state, "no Delete while the cluster is away"
-        assert results(rsp) == [("Warning", WAITING % "l40s")]
+        assert results(rsp) == [("Warning", expected.WAITING % "l40s" + UNREACHABLE)]
         world.ready("nodepool-l40s", atProvider=validated(l40s["spec"]["forProvider"]["manifest"]))
         rsp = world.reconcile()
         assert desired(rsp) == {**converged_state, "nodepool-l40s": retiring(l40s)}
     rsp = world.reconcile()
     converged_state = {k: v for k, v in converged_state.items() if k != "nodepool-l40s"}
     assert desired(rsp) == converged_state
-    assert results(rsp) == [("Normal", DELETING % "l40s")]
+    assert results(rsp) == [("Normal", expected.DELETING % "l40s")]
