@@ -126,11 +126,10 @@ def usage(name: str, of: dict[str, Any], by: dict[str, Any]) -> dict[str, Any]:
     """The Usage that keeps the expected object `of` while the expected object `by` exists."""
 
     def ref(obj: dict[str, Any]) -> dict[str, Any]:
-        ref_name = obj["metadata"]["name"]
         return {
             "apiVersion": obj["apiVersion"],
             "kind": obj["kind"],
-            "resourceRef": {"name": ref_name},
+            "resourceRef": {"name": obj["metadata"]["name"]},
         }
 
     return {
@@ -158,16 +157,17 @@ def in_cluster_object(
     readiness: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """An Object of provider-kubernetes that manages `manifest` in the CKS cluster."""
-    spec = {"forProvider": {"manifest": manifest}, "providerConfigRef": OBJECT_PC_REF}
+    spec: dict[str, Any] = {
+        "forProvider": {"manifest": manifest},
+        "providerConfigRef": OBJECT_PC_REF,
+    }
+    if readiness:
+        spec["readiness"] = readiness
     return {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
         "metadata": {"name": object_name},
-        "spec": {
-            **spec,
-            **({"readiness": readiness} if readiness else {}),
-            "managementPolicies": policies,
-        },
+        "spec": {**spec, "managementPolicies": policies},
     }
 
 

@@ -315,22 +315,10 @@ def encoded(document: Any) -> str:
     return base64.b64encode(json.dumps(document).encode()).decode()
 
 
-NAMESPACED_PC = {
-    "apiVersion": "coreweave.m.crossplane.io/v1beta1",
-    "kind": "ProviderConfig",
-    "metadata": {"name": "team", "namespace": NAMESPACE},
-    "spec": {
-        "credentials": {
-            "source": "Secret",
-            # The provider reads it from the MR's namespace whatever this says; so do we.
-            "secretRef": {
-                "name": "coreweave-creds",
-                "namespace": "other-team",
-                "key": "credentials",
-            },
-        }
-    },
-}
+NAMESPACED_PC = copy.deepcopy(CLUSTER_PROVIDER_CONFIG)
+NAMESPACED_PC.update(kind="ProviderConfig", metadata={"name": "team", "namespace": NAMESPACE})
+# The provider reads it from the MR's namespace whatever this says; so do we.
+NAMESPACED_PC["spec"]["credentials"]["secretRef"]["namespace"] = "other-team"
 
 
 def config_and_secret(data: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
