@@ -21,6 +21,7 @@ from harness.fixtures import (
 )
 from tests import civo_expected as expected
 from tests.civo_expected import cluster_up
+from tests.coreweave_expected import as_ready
 
 
 def pool(name: str, **fields: Any) -> dict[str, Any]:
@@ -156,10 +157,8 @@ KEEPS_APPLICATIONS = (
 def test_step_input_shapes_a_new_cluster() -> None:
     rsp = run(request(civo_xr(), None, None, FLANNEL_INPUT))
     for_provider = desired(rsp)["civo-cluster"]["spec"]["forProvider"]
-    assert (for_provider["cni"], for_provider["applications"]) == (
-        "flannel",
-        "-traefik2-nodeport,-metrics-server",
-    )
+    assert for_provider["cni"] == "flannel"
+    assert for_provider["applications"] == "-traefik2-nodeport,-metrics-server"
 
 
 def test_live_cluster_keeps_cni_and_applications() -> None:
@@ -336,9 +335,7 @@ def test_live_cluster_created_without_applications_gets_none_added() -> None:
 def test_autoscaler_keeps_a_known_group_while_pool_status_flaps() -> None:
     state = cluster_up()
     state["nodepool-l40s"] = observed_pool("l40s", "a7c1e0f2-l40s", created=False)
-    release = copy.deepcopy(expected.autoscaler([expected.L40S_GROUP]))
-    release["status"] = READY_STATUS
-    state["cluster-autoscaler"] = release
+    state["cluster-autoscaler"] = as_ready(expected.autoscaler([expected.L40S_GROUP]))
     rsp = run(request(civo_xr(), state, civo_required()))
     assert desired(rsp)["cluster-autoscaler"] == expected.autoscaler([expected.L40S_GROUP])
     assert [r for r in results(rsp) if r[0] == "Normal"] == []

@@ -311,10 +311,6 @@ def test_autoscaled_pool_that_may_reach_zero_is_warned_about(
     assert warnings == ([SCALE_TO_ZERO.format(index=0)] if warned else [])
 
 
-def encoded(document: Any) -> str:
-    return base64.b64encode(json.dumps(document).encode()).decode()
-
-
 NAMESPACED_PC = copy.deepcopy(CLUSTER_PROVIDER_CONFIG)
 NAMESPACED_PC.update(kind="ProviderConfig", metadata={"name": "team", "namespace": NAMESPACE})
 # The provider reads it from the MR's namespace whatever this says; so do we.
@@ -372,7 +368,9 @@ WAITING_FOR_CREDENTIALS = {
     ),
     "secret-without-token": (
         CLUSTER_CREDENTIALS,
-        config_and_secret({"credentials": encoded({"endpoint": "x"})}),
+        config_and_secret(
+            {"credentials": base64.b64encode(json.dumps({"endpoint": "x"}).encode()).decode()}
+        ),
         SECRET_ASKED,
         NO_TOKEN,
     ),
