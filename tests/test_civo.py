@@ -206,15 +206,13 @@ def test_inline_pool_removed_from_spec_stays_with_the_cluster() -> None:
     )
 
 
-def observed_pool(name: str, pool_id: str | None, created: bool) -> dict[str, Any]:
+def observed_pool(name: str, pool_id: str, created: bool) -> dict[str, Any]:
     body: dict[str, Any] = {
         "apiVersion": "kubernetes.civo.m.upbound.io/v1beta1",
         "kind": "NodePool",
-        "metadata": {"name": name, "annotations": {}},
+        "metadata": {"name": name, "annotations": {"crossplane.io/external-name": pool_id}},
         "spec": {"forProvider": {"size": "g4s.kube.large"}},
     }
-    if pool_id is not None:
-        body["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
     if created:
         body["status"] = {**READY_STATUS, "atProvider": {"id": pool_id}}
     return body
