@@ -25,9 +25,9 @@ KUBECONFIG_STATUS = {
 FULL_STATUS = {**KUBECONFIG_STATUS, "cache": {"storageClassName": "shared-vast-delete"}}
 
 
-def validated(pool_manifest: dict[str, Any], **live_spec: object) -> dict[str, Any]:
-    """What provider-kubernetes reports for a NodePool CKS accepted."""
-    live = copy.deepcopy(pool_manifest)
+def validated(pool_object: dict[str, Any], **live_spec: object) -> dict[str, Any]:
+    """What provider-kubernetes reports for the NodePool of pool_object once CKS accepted it."""
+    live = copy.deepcopy(pool_object["spec"]["forProvider"]["manifest"])
     live["spec"].update(live_spec)
     live["metadata"]["uid"] = "uid-" + live["metadata"]["name"]
     live["status"] = {"conditions": [{"type": "Validated", "status": "True"}]}
@@ -92,14 +92,9 @@ def test_coreweave_cluster_lifecycle() -> None:
     )
 
     # 4. Converged: pools validated, shared-vast observed, the autoscaler grew h100 to 5.
-    for key, manifest in (
-        ("system-nodepool", expected.SYSTEM_POOL),
-        ("nodepool-l40s", expected.L40S_POOL),
-        ("nodepool-cpu", expected.CPU_POOL),
-    ):
-        world.ready(key, atProvider=validated(manifest["spec"]["forProvider"]["manifest"]))
-    h100_manifest = expected.H100_POOL["spec"]["forProvider"]["manifest"]
-    world.ready("nodepool-h100", atProvider=validated(h100_manifest, targetNodes=5))
+    for key in ("system-nodepool", "nodepool-l40s", "nodepool-cpu"):
+        world.ready(key, atProvider=validated(expected.converged()[key]))
+    world.ready("nodepool-h100", atProvider=validated(expected.H100_POOL, targetNodes=5))
     world.ready("shared-vast-observer", atProvider={"manifest": expected.SHARED_VAST_LIVE})
     for key in world.observed:
         if key not in ("vpc", "cks-cluster") and "status" not in world.observed[key]:
@@ -108,7 +103,7 @@ def test_coreweave_cluster_lifecycle() -> None:
     # The pool exists: its settings Object joins; the creator is not changed (it never updates).
     assert desired(rsp) == expected.converged()
     world.ready("rwx-storageclass", atProvider={"manifest": {}})
-    world.ready("autoscaled-nodepool-h100", atProvider=validated(h100_manifest, targetNodes=5))
+    world.ready("autoscaled-nodepool-h100", atProvider=validated(expected.H100_POOL, targetNodes=5))
     rsp = world.reconcile()
     assert desired(rsp) == expected.converged()
     assert all(readiness(rsp).values()), readiness(rsp)
@@ -180,7 +175,7 @@ def test_coreweave_cluster_lifecycle() -> None:
         rsp = world.reconcile()
         assert desired(rsp) == converged_state, "no Delete while the cluster is away"
         assert results(rsp) == [("Warning", expected.WAITING % "l40s" + UNREACHABLE)]
-        world.ready("nodepool-l40s", atProvider=validated(l40s["spec"]["forProvider"]["manifest"]))
+        world.ready("nodepool-l40s", atProvider=validated(l40s))
         rsp = world.reconcile()
         assert desired(rsp) == {**converged_state, "nodepool-l40s": retiring(l40s)}
     rsp = world.reconcile()
