@@ -70,9 +70,8 @@ def test_civo_cluster_lifecycle() -> None:
     world.cluster_objects = []
 
     # 3. Pool IDs observed: helm ProviderConfig and the cluster-autoscaler with its group.
-    world.observed["nodepool-l40s"]["metadata"]["annotations"]["crossplane.io/external-name"] = (
-        "a7c1e0f2-l40s"
-    )
+    annotations = world.observed["nodepool-l40s"]["metadata"]["annotations"]
+    annotations["crossplane.io/external-name"] = "a7c1e0f2-l40s"
     world.ready("nodepool-l40s", atProvider={"id": "a7c1e0f2-l40s", "nodeCount": 3})
     world.ready("nodepool-a100", atProvider={"id": "b9d4-a100", "nodeCount": 1})
     rsp = world.reconcile()

@@ -37,8 +37,8 @@ AT_PROVIDER = {
     "civo-cluster": {"id": "5f0b-cluster", "apiEndpoint": "https://74.220.1.2:6443"},
 }
 # One pool each: what a pool adds to readiness is the lifecycle tests' subject, not this one's.
-COREWEAVE_POOLS = [coreweave_pool("cpu", "cd-gp-a192-genoa", 2)]
-CIVO_POOLS = [civo_pool("system", "g4s.kube.medium", 2)]
+COREWEAVE = coreweave_xr(nodePools=[coreweave_pool("cpu", "cd-gp-a192-genoa", 2)])
+CIVO = civo_xr(nodePools=[civo_pool("system", "g4s.kube.medium", 2)])
 WAIT_FOR_ACCESS = 5  # reconciles: more than either kind needs to converge
 
 
@@ -64,8 +64,6 @@ class Case:
         return world
 
 
-COREWEAVE = coreweave_xr(nodePools=COREWEAVE_POOLS)
-CIVO = civo_xr(nodePools=CIVO_POOLS)
 COREWEAVE_SECRETS = [
     {"type": "Kubeconfig", "name": coreweave_expected.SECRET_NAME, "key": "kubeconfig"}
 ]
