@@ -205,6 +205,11 @@ def changed(name: str, *edits: tuple[str, Any]) -> dict[str, Any]:
     return obj
 
 
+def wrong_type(path: str, expected: str, got: str) -> str:
+    """The API server's error for a value of JSON type got where path's schema wants expected."""
+    return f'{path}: Invalid value: "{got}": {path} in body must be of type {expected}: "{got}"'
+
+
 @dataclass(frozen=True)
 class Case:
     """An object to create and the errors the API server refuses it with ([]: accepted);
@@ -248,17 +253,12 @@ MISTAKES: dict[str, tuple[dict[str, Any], list[str]]] = {
     # -- wrong types
     "nodepool-count-string": (
         changed("civo-nodepool", ("spec.initProvider.nodeCount", "1")),
-        [
-            'spec.initProvider.nodeCount: Invalid value: "string": '
-            'spec.initProvider.nodeCount in body must be of type integer: "string"',
-            NOT_CHECKED,
-        ],
+        [wrong_type("spec.initProvider.nodeCount", "integer", "string"), NOT_CHECKED],
     ),
     "nodepool-count-fraction": (
         changed("civo-nodepool", ("spec.initProvider.nodeCount", 1.5)),
         [
-            'spec.initProvider.nodeCount: Invalid value: "float64": '
-            'spec.initProvider.nodeCount in body must be of type int64: "float64"',
+            wrong_type("spec.initProvider.nodeCount", "int64", "float64"),
             '<nil>: Invalid value: "": Checked value must be of type integer with format '
             "int64 in spec.initProvider.nodeCount",
             NOT_CHECKED,
@@ -266,27 +266,15 @@ MISTAKES: dict[str, tuple[dict[str, Any], list[str]]] = {
     ),
     "cks-public-string": (
         changed("coreweave-cks-cluster", ("spec.forProvider.public", "true")),
-        [
-            'spec.forProvider.public: Invalid value: "string": '
-            'spec.forProvider.public in body must be of type boolean: "string"',
-            NOT_CHECKED,
-        ],
+        [wrong_type("spec.forProvider.public", "boolean", "string"), NOT_CHECKED],
     ),
     "cks-bool-is-not-a-number": (
         changed("coreweave-cks-cluster", ("spec.forProvider.nodePortRange.start", True)),
-        [
-            'spec.forProvider.nodePortRange.start: Invalid value: "boolean": '
-            'spec.forProvider.nodePortRange.start in body must be of type number: "boolean"',
-            NOT_CHECKED,
-        ],
+        [wrong_type("spec.forProvider.nodePortRange.start", "number", "boolean"), NOT_CHECKED],
     ),
     "cks-list-as-string": (
         changed("coreweave-cks-cluster", ("spec.forProvider.internalLbCidrNames", "lb")),
-        [
-            'spec.forProvider.internalLbCidrNames: Invalid value: "string": '
-            'spec.forProvider.internalLbCidrNames in body must be of type array: "string"',
-            NOT_CHECKED,
-        ],
+        [wrong_type("spec.forProvider.internalLbCidrNames", "array", "string"), NOT_CHECKED],
     ),
     # Refused while decoding the body, before any validation.
     "metadata-not-an-object": (
@@ -457,11 +445,7 @@ MISTAKES: dict[str, tuple[dict[str, Any], list[str]]] = {
     ),
     "xr-crossplane-field-added-by-crossplane": (
         changed("coreweave-xr", ("spec.crossplane", {"compositionRef": {"name": 5}})),
-        [
-            'spec.crossplane.compositionRef.name: Invalid value: "integer": '
-            'spec.crossplane.compositionRef.name in body must be of type string: "integer"',
-            NOT_CHECKED,
-        ],
+        [wrong_type("spec.crossplane.compositionRef.name", "string", "integer"), NOT_CHECKED],
     ),
 }
 # Checked as a status update does, status kept (a create drops it).
