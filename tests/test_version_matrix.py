@@ -14,13 +14,7 @@ from harness.e2e.binaries import etcd_for, locate, release_order
 from harness.e2e.calls import Call, Reconciles, read_reconciles, reconciles_of
 from harness.e2e.engine import Engine, engines
 from harness.e2e.kinds import CIVO_CLUSTER_XR, COREWEAVE_CLUSTER_XR
-from harness.e2e.shards import (
-    EVERY_ENGINE_MODULES,
-    SHARDS,
-    shard_of,
-    shard_of_test,
-    shards,
-)
+from harness.e2e.shards import EVERY_ENGINE_MODULES, SHARDS, shard_of, shard_of_test, shards
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -110,18 +104,15 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
     for module in ("test_migration", "test_rbac", "test_readme"):
         assert shard_of(module, primary) == "crossplane-v2.4.0-install"
     # What xdist's scheduler sees: node IDs only.
-    assert shard_of_test(f"tests/e2e/test_faults.py::test_x[{primary.test_id}]", matrix) == (
-        "crossplane-v2.4.0-faults"
-    )
-    assert shard_of_test(
-        f"tests/e2e/test_autoscaled_pools.py::test_y[{primary.test_id}-ssa]", matrix
-    ) == ("crossplane-v2.4.0-pools-and-upgrade")
-    assert shard_of_test(f"tests/e2e/test_civo.py::test_z[{v2_1.test_id}]", matrix) == (
-        "crossplane-v2.1.0-rest"
-    )
-    assert shard_of_test("tests/e2e/test_civo.py::test_plain", matrix) == (
-        "tests/e2e/test_civo.py::test_plain"
-    )
+    node_shards = {
+        f"tests/e2e/test_faults.py::test_x[{primary.test_id}]": "crossplane-v2.4.0-faults",
+        f"tests/e2e/test_autoscaled_pools.py::test_y[{primary.test_id}-ssa]": (
+            "crossplane-v2.4.0-pools-and-upgrade"
+        ),
+        f"tests/e2e/test_civo.py::test_z[{v2_1.test_id}]": "crossplane-v2.1.0-rest",
+        "tests/e2e/test_civo.py::test_plain": "tests/e2e/test_civo.py::test_plain",
+    }
+    assert {node: shard_of_test(node, matrix) for node in node_shards} == node_shards
 
 
 def test_the_shard_tables_name_the_suites_modules() -> None:
