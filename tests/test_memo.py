@@ -107,8 +107,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> dict[str, Counting]:
 
 def canonical(wire: bytes) -> bytes:
     """An answer as Crossplane parses it, in canonical bytes."""
-    parsed: bytes = fnv1.RunFunctionResponse.FromString(wire).SerializeToString(deterministic=True)
-    return parsed
+    return fnv1.RunFunctionResponse.FromString(wire).SerializeToString(deterministic=True)
 
 
 def answered(req: fnv1.RunFunctionRequest, memo: Memo = SERVICER.memo) -> bytes:
@@ -119,8 +118,7 @@ def answered(req: fnv1.RunFunctionRequest, memo: Memo = SERVICER.memo) -> bytes:
 def composed_afresh(req: fnv1.RunFunctionRequest) -> bytes:
     rsp = response.to(req)
     runner.write(runner.run(req), rsp)
-    composed: bytes = rsp.SerializeToString(deterministic=True)
-    return composed
+    return rsp.SerializeToString(deterministic=True)
 
 
 def answered_as_afresh(

@@ -39,8 +39,7 @@ def endpoint() -> Iterator[Endpoint]:
 def scrape(url: str) -> str:
     with urllib.request.urlopen(url, timeout=5) as reply:  # noqa: S310 - a loopback URL
         assert reply.headers["Content-Type"].startswith("text/plain; version=0.0.4")
-        text: str = reply.read().decode()
-        return text
+        return str(reply.read().decode())
 
 
 def samples(text: str, prefix: str = "inference_clusters_") -> dict[Sample, float]:
