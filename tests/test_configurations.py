@@ -104,9 +104,7 @@ def composed_managed_kinds(cloud: Cloud) -> set[str]:
     composes."""
     managed = managed_kinds()
     found = set()
-    for example in example_sets():
-        if example.name not in cloud.examples:
-            continue
+    for example in (e for e in example_sets() if e.name in cloud.examples):
         for rendered in sorted((example.stages / "rendered").glob("*.yaml")):
             for doc in yaml.safe_load_all(rendered.read_text()):
                 if doc and (doc["apiVersion"].split("/")[0], doc["kind"]) in managed:

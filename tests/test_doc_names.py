@@ -185,13 +185,12 @@ def named_xrs() -> list[tuple[str, str, str, str]]:
     found = []
     for page in PAGES:
         for match in XR_COMMAND.finditer(page.read_text()):
-            kinds, namespace, name = match.group(1), match.group(2), match.group(3) or ""
+            kinds, namespace, name = match.groups("")
             if "<" in namespace or "<" in name:
                 continue
+            first_name = name.split()[0] if name else ""
             for kind in kinds.split(","):
-                found.append(
-                    (page.name, kind.removesuffix("s"), namespace, name.split()[0] if name else "")
-                )
+                found.append((page.name, kind.removesuffix("s"), namespace, first_name))
     return found
 
 

@@ -205,12 +205,11 @@ def conditions_in_code() -> set[tuple[str, str, str, str]]:
 
 
 def documented_conditions() -> set[tuple[str, str, str, str]]:
-    rows = set()
-    for line in TROUBLESHOOTING.read_text().splitlines():
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
-        if len(cells) == 6 and cells[0] in CLOUD_PACKAGES:
-            rows.add((cells[0], cells[1], cells[2], cells[3]))
-    return rows
+    rows = (
+        [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        for line in TROUBLESHOOTING.read_text().splitlines()
+    )
+    return {(r[0], r[1], r[2], r[3]) for r in rows if len(r) == 6 and r[0] in CLOUD_PACKAGES}
 
 
 CONDITIONS = sorted(conditions_in_code())

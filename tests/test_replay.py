@@ -63,10 +63,8 @@ def run_reads(view: View, script: Script) -> list[Any]:
     seen: list[Any] = []
     for accessor, child_path, arg, default in script:
         target = view.child(*child_path) if child_path else view
-        if accessor == "string":
-            seen.append(target.string(*arg) if isinstance(arg, tuple) else None)
-        elif accessor == "has":
-            seen.append(target.has(*arg) if isinstance(arg, tuple) else None)
+        if accessor in ("string", "has"):
+            seen.append(getattr(target, accessor)(*arg) if isinstance(arg, tuple) else None)
         elif accessor == "get":
             seen.append(target.get(*arg, default=default) if isinstance(arg, tuple) else None)
         elif accessor == "exists":
