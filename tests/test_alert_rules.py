@@ -506,18 +506,12 @@ def static_annotations(alert: str) -> dict[str, str]:
 def promtool_tests(rule_file: Path, series: dict[str, str], **test: Any) -> dict[str, Any]:
     """A promtool rule test file of one test over these series, scraped at the PodMonitor's
     interval; test holds its name and what it evaluates."""
+    input_series = [{"series": name, "values": values} for name, values in series.items()]
+    one_test = {**test, "interval": f"{SCRAPE_SECONDS}s", "input_series": input_series}
     return {
         "rule_files": [str(rule_file)],
         "evaluation_interval": EVALUATION_INTERVAL,
-        "tests": [
-            {
-                **test,
-                "interval": f"{SCRAPE_SECONDS}s",
-                "input_series": [
-                    {"series": name, "values": values} for name, values in series.items()
-                ],
-            }
-        ],
+        "tests": [one_test],
     }
 
 

@@ -218,9 +218,7 @@ def test_addresses_are_host_and_port(address: str, expected: tuple[str, int]) ->
 def test_an_address_without_a_port_is_refused(address: str) -> None:
     with pytest.raises(ValueError) as refused:
         addresses.split(address)
-    assert str(refused.value) == (
-        f'"{address}" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
-    )
+    assert str(refused.value) == f'"{address}" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
 
 
 def test_each_call_time_lands_in_the_first_bucket_at_or_above_it() -> None:

@@ -172,18 +172,14 @@ def test_reconciles_are_read_from_crossplanes_debug_log(tmp_path: Path) -> None:
     coreweave = "composite/coreweaveclusters.infrastructure.modelplane.ai"
     civo = "composite/civoclusters.infrastructure.modelplane.ai"
     log = tmp_path / "crossplane.log"
-    log.write_text(
-        "\n".join(
-            [
-                _crossplane_line(1, coreweave, "ml-team", "a"),
-                _crossplane_line(2, civo, "ml-team", "a"),
-                _crossplane_line(3, coreweave, "other", "a"),
-                _at(4).isoformat() + "\tDEBUG\tcrossplane\tSuccessfully composed resources\t{}",
-                _crossplane_line(5, coreweave, "ml-team", "a"),
-            ]
-        )
-        + "\n"
-    )
+    lines = [
+        _crossplane_line(1, coreweave, "ml-team", "a"),
+        _crossplane_line(2, civo, "ml-team", "a"),
+        _crossplane_line(3, coreweave, "other", "a"),
+        _at(4).isoformat() + "\tDEBUG\tcrossplane\tSuccessfully composed resources\t{}",
+        _crossplane_line(5, coreweave, "ml-team", "a"),
+    ]
+    log.write_text("\n".join(lines) + "\n")
     assert read_reconciles(log, COREWEAVE_CLUSTER_XR, "ml-team", "a") == [_at(1), _at(5)]
     assert read_reconciles(log, CIVO_CLUSTER_XR, "ml-team", "a") == [_at(2)]
 
