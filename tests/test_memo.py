@@ -161,6 +161,7 @@ STILL_READY = [
     {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
 ]
 INSTANCE_TYPE = "nodepool-l40s.spec.forProvider.manifest.spec.instanceType"
+API_SERVER_ENDPOINT = "cks-cluster.status.atProvider.apiServerEndpoint"
 
 # (kind, change, whether the memo may answer): every change the core reads recomposes; metadata
 # noise does not.
@@ -171,11 +172,7 @@ CASES = [
     ("CoreWeaveCluster", edit(OBSERVED, "nodepool-h100.status.conditions", NOT_READY), False),
     ("CoreWeaveCluster", edit(OBSERVED, "kubeconfig"), False),
     ("CoreWeaveCluster", edit(OBSERVED, INSTANCE_TYPE, "gd-8xa100-i128"), False),
-    (
-        "CoreWeaveCluster",
-        edit(OBSERVED, "cks-cluster.status.atProvider.apiServerEndpoint", "h"),
-        False,
-    ),
+    ("CoreWeaveCluster", edit(OBSERVED, API_SERVER_ENDPOINT, "h"), False),
     ("CoreWeaveCluster", edit(REQUIRED, "coreweave-credentials.0.data", ROTATED), False),
     ("CoreWeaveCluster", edit(REQUIRED, "coreweave-credentials", []), False),
     ("CoreWeaveCluster", edit(REQUIRED, "coreweave-credentials"), False),

@@ -190,8 +190,7 @@ def applied_by(world: World, key: str, **spec: Any) -> dict[str, Any]:
     apply (its field manager is named after the Object); a NodePool as CKS validated it, with the
     `spec` the CKS autoscaler wrote."""
     body = world.observed[key]
-    manager = f"provider-kubernetes/{body['metadata']['name']}"
-    managers = [(manager, "Apply")]
+    managers = [(f"provider-kubernetes/{body['metadata']['name']}", "Apply")]
     if spec:
         managers.append(("cluster-autoscaler", "Update"))
     manifest = body["spec"]["forProvider"]["manifest"]
@@ -370,10 +369,12 @@ def test_proven_providers_life_composes_the_documented_objects() -> None:
     shapes v1.2.1 and v1.3.0 write (their CRD defaults included), each XR converges to exactly
     the objects the expected modules spell out, with nothing left to report."""
     coreweave = dict(coreweave_life(KUBERNETES_V1_2_1).answers)
-    assert coreweave["converged"]["desired"] == coreweave_expected.converged()
-    assert coreweave["steady"] == coreweave["converged"]
-    assert all(coreweave["steady"]["readiness"].values())
-    assert coreweave["steady"]["results"] == []
+    civo = dict(civo_life(HELM_V1_3_0).answers)
+    for answers, expected in ((coreweave, coreweave_expected), (civo, civo_expected)):
+        assert answers["converged"]["desired"] == expected.converged()
+        assert answers["steady"] == answers["converged"]
+        assert all(answers["steady"]["readiness"].values())
+        assert answers["steady"]["results"] == []
     assert coreweave["steady"]["conditions"] == {
         "ClusterAccess": (
             "True",
@@ -392,11 +393,6 @@ def test_proven_providers_life_composes_the_documented_objects() -> None:
     assert retiring == [*coreweave_expected.IN_CLUSTER_POLICIES, "Delete"]
     assert "nodepool-cpu" not in coreweave["pool-deleted"]["desired"]
 
-    civo = dict(civo_life(HELM_V1_3_0).answers)
-    assert civo["converged"]["desired"] == civo_expected.converged()
-    assert civo["steady"] == civo["converged"]
-    assert all(civo["steady"]["readiness"].values())
-    assert civo["steady"]["results"] == []
     assert civo["steady"]["conditions"]["Autoscaler"] == (
         "True",
         "Available",
