@@ -17,22 +17,22 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> set[str]:
-    """The function.* modules a file imports (a `from function.x import y` counts as x and, when y
+def absolute_imports(path: Path) -> set[str]:
+    """The modules a file imports by absolute name (a `from x import y` counts as x and, when y
     is a module of it, x.y)."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names if alias.name.startswith("function"))
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("function"):
-            module = node.module or ""
-            found.add(module)
-            found.update(f"{module}.{alias.name}" for alias in node.names)
-    return {name for name in found if name in MODULES}
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
 
 
 MODULES = {module_name(path): path for path in PACKAGE.rglob("*.py")}
-IMPORTS = {name: imports(path) for name, path in MODULES.items()}
+# The function.* modules each one imports.
+IMPORTS = {name: absolute_imports(path) & MODULES.keys() for name, path in MODULES.items()}
 
 
 def within(folder: str) -> list[str]:
@@ -50,22 +50,21 @@ def reached(start: str) -> set[str]:
     return seen
 
 
-def servicer_machinery() -> set[str]:
-    return {
-        "function.runner",
-        "function.server",
-        "function.main",
-        "function.metrics",
-        "function.health",
-        "function.addresses",
-        *within("memo"),
-        "function.memo",
-    }
+SERVICER_MACHINERY = {
+    "function.runner",
+    "function.server",
+    "function.main",
+    "function.metrics",
+    "function.health",
+    "function.addresses",
+    *within("memo"),
+    "function.memo",
+}
 
 
 @pytest.mark.parametrize("module", [*within("shared"), *within("civo"), *within("coreweave")])
 def test_the_rules_never_reach_the_servicer_machinery(module: str) -> None:
-    assert reached(module) & servicer_machinery() == set()
+    assert reached(module) & SERVICER_MACHINERY == set()
 
 
 @pytest.mark.parametrize("module", [m for m in within("shared") if not m.endswith(".__init__")])
@@ -96,13 +95,7 @@ MAY_IMPORT = {
 
 def top_level_imports(path: Path) -> set[str]:
     """The repository's own top-level folders a file imports from (absolute imports only)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-    return found & {*MAY_IMPORT, "function"}
+    return {name.split(".")[0] for name in absolute_imports(path)} & {*MAY_IMPORT, "function"}
 
 
 @pytest.mark.parametrize("folder", sorted(MAY_IMPORT))
