@@ -19,7 +19,7 @@ from harness.e2e.calls import read_calls
 from harness.fixtures import civo_xr, coreweave_xr, free_port, request
 from tests.test_coreweave import CREDENTIALS, cluster_up
 from tests.test_metrics import call_seconds_count, calls_total, counted, memo_answers, scrape
-from tests.test_server import serving
+from tests.test_server import answers, serving
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -30,8 +30,7 @@ def check(address: str, service: str = "") -> int:
         reply = health_pb2_grpc.HealthStub(channel).Check(
             health_pb2.HealthCheckRequest(service=service), timeout=5
         )
-    status: int = reply.status
-    return status
+    return int(reply.status)
 
 
 def test_metrics_count_the_calls_the_log_shows(tmp_path: Path) -> None:
@@ -42,14 +41,9 @@ def test_metrics_count_the_calls_the_log_shows(tmp_path: Path) -> None:
         request(coreweave_xr(), cluster_up(), CREDENTIALS),
         request(civo_xr()),
     ]
-    with serving("--insecure", "--debug", f"--metrics-address=127.0.0.1:{metrics_port}") as (
-        address,
-        process,
-    ):
-        with grpc.insecure_channel(address) as channel:
-            stub = grpcv1.FunctionRunnerServiceStub(channel)
-            for req in calls:
-                stub.RunFunction(req, timeout=10)
+    flags = ("--insecure", "--debug", f"--metrics-address=127.0.0.1:{metrics_port}")
+    with serving(*flags) as (address, process):
+        answers(address, *calls)
         text = scrape(f"http://127.0.0.1:{metrics_port}/metrics")
         process.terminate()
         log = tmp_path / "function.log"
@@ -126,10 +120,8 @@ def test_environment_sets_the_side_ports(monkeypatch: pytest.MonkeyPatch) -> Non
     metrics_port, health_port = free_port(), free_port()
     monkeypatch.setenv("METRICS_ADDRESS", f"127.0.0.1:{metrics_port}")
     monkeypatch.setenv("HEALTH_ADDRESS", f"127.0.0.1:{health_port}")
-    with serving("--insecure", "--metrics-address=127.0.0.1:0", side_ports_off=False) as (
-        _,
-        process,
-    ):
+    flags = ("--insecure", "--metrics-address=127.0.0.1:0")
+    with serving(*flags, side_ports_off=False) as (_, process):
         # A flag wins over its variable; the variable alone sets the other.
         assert check(f"127.0.0.1:{health_port}") == SERVING
         ports = listening(process.pid)

@@ -79,6 +79,13 @@ def until_listening(process: subprocess.Popen[bytes], port: int, *, seconds: flo
         time.sleep(0.05)
 
 
+def answers(address: str, *requests: fnv1.RunFunctionRequest) -> list[fnv1.RunFunctionResponse]:
+    """The served function's answers to requests, in turn, over one plaintext channel."""
+    with grpc.insecure_channel(address) as channel:
+        stub = grpcv1.FunctionRunnerServiceStub(channel)
+        return [stub.RunFunction(r, timeout=10) for r in requests]
+
+
 def exited(*flags: str) -> subprocess.CompletedProcess[str]:
     """The function started with flags and run to its exit (a refusal or a startup failure)."""
     environment = {k: v for k, v in os.environ.items() if k not in FLAG_ENV}
@@ -103,6 +110,7 @@ def test_help_lists_the_sdk_standard_options() -> None:
 # How click refuses a value: the usage, then the error.
 USAGE_ERROR = "Usage: function [OPTIONS]\nTry 'function --help' for help.\n\nError: "
 NO_PORT = '"localhost" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
+BAD_MEMO = f"{USAGE_ERROR}Invalid value for '--memo-mib': "
 
 
 @pytest.mark.parametrize(
@@ -115,18 +123,9 @@ NO_PORT = '"localhost" is not HOST:PORT (e.g. ":8080" or "127.0.0.1:8080")'
             "function: mTLS needs --tls-certs-dir (or TLS_SERVER_CERTS_DIR) holding tls.crt, "
             "tls.key and ca.crt; pass --insecure to serve plaintext",
         ),
-        (
-            ("--insecure", "--memo-mib=0"),
-            f"{USAGE_ERROR}Invalid value for '--memo-mib': 0 is not in the range x>=1.",
-        ),
-        (
-            ("--insecure", "--memo-mib=-1"),
-            f"{USAGE_ERROR}Invalid value for '--memo-mib': -1 is not in the range x>=1.",
-        ),
-        (
-            ("--insecure", "--memo-mib=lots"),
-            f"{USAGE_ERROR}Invalid value for '--memo-mib': 'lots' is not a valid integer range.",
-        ),
+        (("--insecure", "--memo-mib=0"), f"{BAD_MEMO}0 is not in the range x>=1."),
+        (("--insecure", "--memo-mib=-1"), f"{BAD_MEMO}-1 is not in the range x>=1."),
+        (("--insecure", "--memo-mib=lots"), f"{BAD_MEMO}'lots' is not a valid integer range."),
     ],
     ids=[
         "metrics-address-without-port",
@@ -204,9 +203,7 @@ def test_token_only_in_the_kubeconfig_secret_even_at_debug() -> None:
         ),
     ]
     with serving("--insecure", "--debug") as (address, process):
-        with grpc.insecure_channel(address) as channel:
-            stub = grpcv1.FunctionRunnerServiceStub(channel)
-            responses = [stub.RunFunction(r, timeout=10) for r in requests]
+        responses = answers(address, *requests)
         process.terminate()
         logs = process.communicate(timeout=10)[0].decode()
 
@@ -232,10 +229,7 @@ def test_debug_logs_one_line_per_call_naming_the_xr_its_pass_and_the_memo(
     first_pass = request(coreweave_xr(), cluster_up())
     final_pass = request(coreweave_xr(), cluster_up(), CREDENTIALS)
     with serving("--insecure", "--debug", *memo) as (address, process):
-        with grpc.insecure_channel(address) as channel:
-            stub = grpcv1.FunctionRunnerServiceStub(channel)
-            for req in (first_pass, final_pass, first_pass, final_pass):
-                stub.RunFunction(req, timeout=10)
+        answers(address, first_pass, final_pass, first_pass, final_pass)
         process.terminate()
         log = tmp_path / "function.log"
         log.write_bytes(process.communicate(timeout=10)[0])
