@@ -84,9 +84,8 @@ def test_runtime_container_sized_and_replicated() -> None:
 
 def test_the_pod_monitor_scrapes_the_metrics_port_of_the_functions_pods() -> None:
     monitor = documents("deploy/monitoring.yaml")["PodMonitor"]["spec"]
-    container = documents()["DeploymentRuntimeConfig"]["spec"]["deploymentTemplate"]["spec"][
-        "template"
-    ]["spec"]["containers"][0]
+    spec = documents()["DeploymentRuntimeConfig"]["spec"]["deploymentTemplate"]["spec"]
+    container = spec["template"]["spec"]["containers"][0]
     assert monitor["selector"] == {
         "matchExpressions": [{"key": FUNCTION_LABEL, "operator": "In", "values": FUNCTION_NAMES}]
     }
