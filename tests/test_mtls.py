@@ -24,7 +24,7 @@ from grpc_health.v1 import health_pb2
 from harness.e2e.certs import issue, new_ca
 from harness.e2e.operability import health_status
 from harness.fixtures import coreweave_xr, free_port, request
-from tests.test_metrics import counted, scrape
+from tests.test_metrics import call_seconds_count, calls_total, counted, memo_answers, scrape
 from tests.test_server import FLAG_ENV, serving
 
 
@@ -174,10 +174,7 @@ def test_metrics_and_the_probe_port_beside_an_mtls_grpc_port(
             assert health_status(channel) == health_pb2.HealthCheckResponse.SERVING
         text = scrape(f"http://127.0.0.1:{metrics_port}/metrics")
     assert counted(text) == {
-        ("inference_clusters_calls_total", (("kind", "CoreWeaveCluster"), ("result", "normal"))): 1,
-        ("inference_clusters_call_seconds_count", (("kind", "CoreWeaveCluster"),)): 1,
-        (
-            "inference_clusters_memo_answers_total",
-            (("kind", "CoreWeaveCluster"), ("outcome", "miss")),
-        ): 1,
+        calls_total("CoreWeaveCluster", "normal"): 1,
+        call_seconds_count("CoreWeaveCluster"): 1,
+        memo_answers("CoreWeaveCluster", "miss"): 1,
     }
