@@ -185,23 +185,16 @@ BEFORE: Snapshot = {
     "xr/vpc": ("uid-vpc", {"forProvider": {"zone": "US-EAST-04A"}}),
     "xr/nodepool-cpu": ("uid-pool", {"targetNodes": 1}),
 }
+WITH_GPU_POOL: Snapshot = {**BEFORE, "xr/nodepool-gpu": ("uid-gpu", {})}
 
 
 @pytest.mark.parametrize(
     ("after", "new", "expected"),
     [
         pytest.param(dict(BEFORE), frozenset(), [], id="unchanged"),
+        pytest.param(WITH_GPU_POOL, frozenset({"xr/nodepool-gpu"}), [], id="the expected new pool"),
         pytest.param(
-            {**BEFORE, "xr/nodepool-gpu": ("uid-gpu", {})},
-            frozenset({"xr/nodepool-gpu"}),
-            [],
-            id="the expected new pool",
-        ),
-        pytest.param(
-            {**BEFORE, "xr/nodepool-gpu": ("uid-gpu", {})},
-            frozenset(),
-            ["new: xr/nodepool-gpu"],
-            id="an unexpected new object",
+            WITH_GPU_POOL, frozenset(), ["new: xr/nodepool-gpu"], id="an unexpected new object"
         ),
         pytest.param(
             dict(BEFORE),
