@@ -9,6 +9,7 @@ from harness.required_tools import (  # noqa: F401 - pytest finds hooks by name 
     pytest_make_collect_report,
     pytest_runtest_makereport,
 )
+from harness.validator import Validator, provider_crds
 
 
 @pytest.fixture(scope="session")
@@ -18,3 +19,9 @@ def crank() -> str:
     if found is None:
         pytest.skip("the Crossplane CLI (crank) is not installed: run `make crank` (needs Go)")
     return found
+
+
+@pytest.fixture(scope="session")
+def validator() -> Validator:
+    """harness/validator.py over ../shared/crds and our XRDs; the test skips without them."""
+    return provider_crds()

@@ -13,7 +13,7 @@ import yaml
 
 from harness.example_sets import example_set
 from harness.fixtures import CORE_KINDS
-from harness.validator import Validator, provider_crds
+from harness.validator import Validator
 from tests import coreweave_expected as expected
 from tests.test_newer_providers import (
     HELM_V1_3_0,
@@ -22,11 +22,6 @@ from tests.test_newer_providers import (
     civo_life,
     coreweave_life,
 )
-
-
-@pytest.fixture(scope="module")
-def catalog() -> Validator:
-    return provider_crds()
 
 
 def stages(kind: str, life: Life) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -45,18 +40,18 @@ STAGES = stages("coreweave", coreweave_life(KUBERNETES_V1_2_1)) + stages(
 
 @pytest.mark.parametrize(("stage", "resources", "xr"), STAGES, ids=[s[0] for s in STAGES])
 def test_composed_objects_validate(
-    catalog: Validator, stage: str, resources: dict[str, Any], xr: dict[str, Any]
+    validator: Validator, stage: str, resources: dict[str, Any], xr: dict[str, Any]
 ) -> None:
     problems = {}
     for key, body in resources.items():
         if (body["apiVersion"], body["kind"]) in CORE_KINDS:
             continue
-        assert catalog.has_schema(body["apiVersion"], body["kind"]), key
+        assert validator.has_schema(body["apiVersion"], body["kind"]), key
         applied = {**body, "metadata": {**body["metadata"], "namespace": "ml-team"}}
-        if errors := catalog.validate(applied):
+        if errors := validator.validate(applied):
             problems[key] = errors
     assert problems == {}
-    assert catalog.validate(xr, with_status=True) == []
+    assert validator.validate(xr, with_status=True) == []
 
 
 def test_every_kind_composed_is_checked() -> None:
@@ -77,17 +72,17 @@ def test_every_kind_composed_is_checked() -> None:
     }
 
 
-def test_validator_would_catch_a_broken_cluster(catalog: Validator) -> None:
+def test_validator_would_catch_a_broken_cluster(validator: Validator) -> None:
     """The check above is only as good as the validator: a cluster without zone must fail."""
     cluster = copy.deepcopy(expected.CLUSTER)
     del cluster["spec"]["forProvider"]["zone"]
     cluster["metadata"]["namespace"] = "ml-team"
-    assert catalog.validate(cluster) == [
+    assert validator.validate(cluster) == [
         "spec: Invalid value: spec.forProvider.zone is a required parameter"
     ]
 
 
 @pytest.mark.parametrize("cloud", ["coreweave", "civo"])
-def test_example_xr_validates_against_the_xrd(catalog: Validator, cloud: str) -> None:
+def test_example_xr_validates_against_the_xrd(validator: Validator, cloud: str) -> None:
     xr = yaml.safe_load(example_set(cloud).xr.read_text())
-    assert catalog.validate(xr) == []
+    assert validator.validate(xr) == []

@@ -7,13 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.validator import Validator, provider_crds, xrds
+from harness.validator import Validator, xrds
 from tests.validation_corpus import CASES, DELETE, NOT_CHECKED, VALID, Case, changed
-
-
-@pytest.fixture(scope="module")
-def validator() -> Validator:
-    return provider_crds()
 
 
 @pytest.mark.parametrize("name", sorted(VALID))
