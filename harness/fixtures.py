@@ -449,7 +449,6 @@ def xr_ready(rsp: fnv1.RunFunctionResponse) -> bool:
 
 
 def xr_status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
-    status: dict[str, Any] = _ints(resource.struct_to_dict(rsp.desired.composite.resource)).get(
-        "status", {}
-    )
+    composite = _ints(resource.struct_to_dict(rsp.desired.composite.resource))
+    status: dict[str, Any] = composite.get("status", {})
     return status
