@@ -254,7 +254,6 @@ def test_serves_both_protocol_versions(version: str) -> None:
         if version == "v1":
             rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
         else:
-            beta_req = beta.RunFunctionRequest()
-            beta_req.ParseFromString(req.SerializeToString())
+            beta_req = beta.RunFunctionRequest.FromString(req.SerializeToString())
             rsp = beta_grpc.FunctionRunnerServiceStub(channel).RunFunction(beta_req, timeout=10)
     assert set(rsp.desired.resources) == {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
