@@ -37,9 +37,11 @@ from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
     NAMESPACE,
+    READY_STATUS,
     World,
     civo_xr,
     coreweave_xr,
+    credentials_secret,
     desired,
     request,
     results,
@@ -188,10 +190,8 @@ def pool(draw: st.DrawFn, name: str, *, civo: bool, role: str | None = None) -> 
     roles = ["System", "GPU"] if civo else ["GPU", "CPU"]
     role = role if role is not None else draw(st.sampled_from(roles))
     result: dict[str, Any] = {"name": name, "role": role}
-    if civo:
-        result["size"] = draw(free_text(CIVO_SIZES, 63))
-    else:
-        result["instanceType"] = draw(free_text(CW_INSTANCE_TYPES, 63))
+    type_field, types = ("size", CIVO_SIZES) if civo else ("instanceType", CW_INSTANCE_TYPES)
+    result[type_field] = draw(free_text(types, 63))
     result.update(draw(sizing(1 if civo else 0)))
     if role == "GPU" or draw(st.integers(0, 3)) == 0:
         result["gpu"] = {"acceleratorType": draw(ACCELERATOR_VALUES)}
@@ -281,6 +281,9 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
     type_field = "size" if civo else "instanceType"
     low = 1 if civo else 0
     pattern = CIVO_POOL_NAME if civo else CW_POOL_NAME
+    cloud_only = (
+        ["no-system", "inline-autoscales", "autoscaled-workers"] if civo else ["reserved-name"]
+    )
     choice = draw(
         st.sampled_from(
             [
@@ -301,11 +304,7 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
                 "min-without-max",
                 "min-above-max",
                 "count-above-max",
-                *(
-                    ["no-system", "inline-autoscales", "autoscaled-workers"]
-                    if civo
-                    else ["reserved-name"]
-                ),
+                *cloud_only,
             ]
         )
     )
@@ -394,7 +393,7 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
 def invalid_spec(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], str]:
     """(spec, the field path the FATAL must name)."""
     civo = kind == "CivoCluster"
-    spec = draw(civo_spec() if civo else coreweave_spec())
+    spec = draw(spec_strategy(kind))
     place = "region" if civo else "zone"
     choice = draw(
         st.sampled_from(
@@ -409,10 +408,7 @@ def invalid_spec(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], str]:
                 "pools-not-list",
                 "pools-missing",
                 "too-many-pools",
-                "pool",
-                "pool",
-                "pool",
-                "pool",
+                *["pool"] * 4,
             ]
         )
     )
@@ -466,8 +462,6 @@ def invalid_spec(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], str]:
 
 # --- observed state -----------------------------------------------------------------------------
 
-READY = {"type": "Ready", "status": "True", "reason": "Available"}
-
 
 def credentials_objects(token: str, spec: Any = None) -> list[dict[str, Any]]:
     """The provider config spec.credentials names and its credentials Secret holding token."""
@@ -482,19 +476,14 @@ def credentials_objects(token: str, spec: Any = None) -> list[dict[str, Any]]:
         namespace = NAMESPACE
         config["metadata"]["namespace"] = NAMESPACE
         config["spec"]["credentials"]["secretRef"]["namespace"] = NAMESPACE
-    return [config, secret_with(json.dumps({"token": token}).encode(), namespace=namespace)]
+    return [config, credentials_secret(token, namespace=namespace)]
 
 
 def secret_with(
     payload: bytes | str, key: str = "credentials", namespace: str = "crossplane-system"
 ) -> dict[str, Any]:
     data = payload if isinstance(payload, str) else base64.b64encode(payload).decode()
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": "coreweave-creds", "namespace": namespace},
-        "data": {key: data},
-    }
+    return {**credentials_secret(namespace=namespace), "data": {key: data}}
 
 
 def required_with(payload: bytes) -> dict[str, list[dict[str, Any]]]:
@@ -512,7 +501,7 @@ def provider_reports(world: World) -> None:
         if kind in ("Secret", "ProviderConfig", "Usage"):
             body.setdefault("status", {})
             continue
-        status: dict[str, Any] = {"conditions": [READY], "atProvider": {"id": f"id-{key}"}}
+        status: dict[str, Any] = {**READY_STATUS, "atProvider": {"id": f"id-{key}"}}
         if key == "cks-cluster":
             status["atProvider"]["apiServerEndpoint"] = ENDPOINT
         elif kind == "Object":
@@ -617,9 +606,7 @@ def perturbed(draw: st.DrawFn, base: dict[str, dict[str, Any]]) -> dict[str, Any
             body["metadata"]["annotations"] = draw(
                 st.one_of(
                     NOT_DICT,
-                    st.fixed_dictionaries(
-                        {"crossplane.io/external-name": GARBAGE | UNICODE},
-                    ),
+                    st.fixed_dictionaries({"crossplane.io/external-name": GARBAGE | UNICODE}),
                 )
             )
         observed[key] = body
@@ -1119,7 +1106,7 @@ def test_accelerator_type_must_be_a_label_value(kind: str) -> None:
 def test_kubeconfig_has_no_surrogate_escapes() -> None:
     observed = grown(coreweave_xr(), 1)
     observed["cks-cluster"]["status"] = {
-        "conditions": [READY],
+        **READY_STATUS,
         "atProvider": {"apiServerEndpoint": ENDPOINT},
     }
     payload = json.dumps({"token": "CW-SECRET-\U0001f600"}).encode()
