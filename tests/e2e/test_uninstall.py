@@ -52,7 +52,7 @@ from harness.e2e.packages import (
 )
 from harness.e2e.pair import NAMESPACE, Pair, differences
 from harness.e2e.runtime import INSTALL_SECONDS, build_package, package_version, push
-from harness.e2e.stages import CONVERGE_SECONDS, delete_xr
+from harness.e2e.stages import CONVERGE_SECONDS, delete_xr, not_synced
 from harness.e2e.suite import SHARED_CRDS, Suite
 from harness.e2e.user_cli import run_as_user, user_environment
 from harness.e2e.xr import composed, external_name
@@ -290,11 +290,11 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     configuration = api.get(kinds.CONFIGURATION, CIVO_CONFIGURATION) or {}
     api.delete(kinds.CONFIGURATION, CIVO_CONFIGURATION)
 
-    def synced_message() -> str:
-        found = condition(api.get(civo.kind, civo.name, NAMESPACE), "Synced")
-        return str(found.get("message", "")) if found.get("status") == "False" else ""
-
-    stopped = wait_for("the CivoCluster Synced=False", synced_message, CONVERGE_SECONDS)
+    stopped = wait_for(
+        "the CivoCluster Synced=False",
+        lambda: not_synced(api.get(civo.kind, civo.name, NAMESPACE)),
+        CONVERGE_SECONDS,
+    )
     assert stopped == (
         "cannot fetch Composition: cannot get Composition: Composition.apiextensions.crossplane.io "
         f'"{CIVO_API}" not found'
