@@ -81,7 +81,10 @@ SOURCE_DATE_EPOCH ?= 1764547200
 export SOURCE_DATE_EPOCH
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 IMAGE_TAG ?= function-inference-clusters:v$(VERSION)
-CRANK ?= $(shell command -v crank || echo "$$(go env GOPATH 2>/dev/null || echo $$HOME/go)/bin/crank")
+# The crank `make crank` pins (CRANK_VERSION) before any other on PATH, as the tests find it
+# (harness/e2e/binaries.crank): another version would package differently.
+CRANK ?= $(shell pinned="$$(go env GOPATH 2>/dev/null || echo $$HOME/go)/bin/crank"; \
+	[ -x "$$pinned" ] || pinned="$$(command -v crank || echo "$$pinned")"; echo "$$pinned")
 
 ## wheels: this checkout's wheel + the locked dependency wheels -> build/wheels (what the Dockerfile installs)
 wheels:

@@ -17,7 +17,6 @@ import contextlib
 import difflib
 import functools
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from harness.e2e.binaries import versions
+from harness.e2e.binaries import crank, versions
 from harness.example_sets import STAGES, ExampleSet, example_sets
 from harness.fixtures import free_port, listening
 from harness.required_tools import required
@@ -43,15 +42,6 @@ CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane:v2.2.4"
 # Kinds Kubernetes itself serves; beta validate has no schema for them and says so.
 CORE_KINDS = {"/v1, Kind=Secret", "apiextensions.k8s.io/v1, Kind=CustomResourceDefinition"}
 NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
-
-
-def find_crank() -> str | None:
-    found = shutil.which("crank")
-    if found:
-        return found
-    gopath = subprocess.run(["go", "env", "GOPATH"], capture_output=True, text=True, check=False)
-    candidate = Path(gopath.stdout.strip() or Path.home() / "go") / "bin" / "crank"
-    return str(candidate) if candidate.exists() else None
 
 
 @contextlib.contextmanager
@@ -194,12 +184,13 @@ def main() -> int:
     mode.add_argument("--check", action="store_true")
     args = parser.parse_args()
 
-    crank = find_crank()
-    if crank is None:
+    pinned = crank()
+    if pinned is None:
         print(
             "render-check SKIPPED: the Crossplane CLI (crank) is not installed; it needs Go (hack/install-crank.sh)"
         )
         return 1 if required() else 0
+    cli = str(pinned)
     can_validate = SHARED_CRDS.is_dir()
     if args.check and not can_validate:
         print(
@@ -214,7 +205,7 @@ def main() -> int:
         for example in example_sets():
             for stage in STAGES:
                 name = f"{example.name}/{stage}"
-                output = render(crank, example, stage, port, tmp, results=True)
+                output = render(cli, example, stage, port, tmp, results=True)
                 target = example.rendered(stage)
                 if args.write:
                     target.parent.mkdir(parents=True, exist_ok=True)
@@ -237,21 +228,21 @@ def main() -> int:
                     print(f"{name}: rendered output {verdict}")
                     continue
                 plain = tmp / f"{example.name}-{stage}.yaml"
-                plain.write_text(render(crank, example, stage, port, tmp, results=False))
+                plain.write_text(render(cli, example, stage, port, tmp, results=False))
                 # The observed stage is validated too: fixtures must look like real objects.
                 observed = example.observed(stage)
                 documents = [plain, *([observed] if has_documents(observed) else [])]
-                problems = validate(crank, documents, tmp)
+                problems = validate(cli, documents, tmp)
                 failures += [f"{name}: {p}" for p in problems]
                 print(f"{name}: rendered output {verdict}; validate: {len(problems)} problems")
         if args.check and can_validate:
             packaged = [*sorted((ROOT / "apis").glob("*/*.yaml")), ROOT / "package" / "input"]
-            problems = validate(crank, packaged, tmp)
+            problems = validate(cli, packaged, tmp)
             failures += [f"apis and input CRD: {p}" for p in problems]
             print(f"apis and package/input: validate: {len(problems)} problems")
             # What a user applies: every manifest crank packs into the package as its examples.
             manifests = sorted((ROOT / "examples").rglob("*.yaml"))
-            problems = validate(crank, manifests, tmp)
+            problems = validate(cli, manifests, tmp)
             failures += [f"examples/: {p}" for p in problems]
             print(f"examples/ ({len(manifests)} files): validate: {len(problems)} problems")
     for failure in failures:

@@ -4,7 +4,7 @@ rootdir."""
 
 import pytest
 
-from hack.render import find_crank
+from harness.e2e.binaries import crank as pinned_crank
 from harness.required_tools import (  # noqa: F401 - pytest finds hooks by name here
     pytest_make_collect_report,
     pytest_runtest_makereport,
@@ -15,10 +15,10 @@ from harness.validator import Validator, provider_crds
 @pytest.fixture(scope="session")
 def crank() -> str:
     """The Crossplane CLI built here; the test skips, saying so, without it."""
-    found = find_crank()
+    found = pinned_crank()
     if found is None:
         pytest.skip("the Crossplane CLI (crank) is not installed: run `make crank` (needs Go)")
-    return found
+    return str(found)
 
 
 @pytest.fixture(scope="session")

@@ -42,16 +42,19 @@ def helm() -> Path:
     return cache_root() / "bin" / f"helm-{versions()['HELM_VERSION']}" / "helm"
 
 
-def _crank() -> Path:
-    # hack/install-crank.sh installs into $(go env GOPATH)/bin; PATH may also have one.
+def crank() -> Path | None:
+    """The Crossplane CLI: the one hack/install-crank.sh builds at CRANK_VERSION into
+    $(go env GOPATH)/bin first, so a developer's other crank on PATH renders nothing here."""
+    gopath = ""
     if shutil.which("go"):
         gopath = subprocess.run(
             ["go", "env", "GOPATH"], capture_output=True, text=True, check=False
         ).stdout.strip()
-        candidate = Path(gopath) / "bin" / "crank"
-        if candidate.exists():
-            return candidate
-    return Path(shutil.which("crank") or "crank")
+    pinned = Path(gopath or Path.home() / "go") / "bin" / "crank"
+    if pinned.exists():
+        return pinned
+    on_path = shutil.which("crank")
+    return Path(on_path) if on_path else None
 
 
 @dataclass(frozen=True)
@@ -152,5 +155,5 @@ def locate(row: Row) -> Binaries:
         provider_helm=provider_helm / "provider",
         provider_helm_crds=provider_helm / "crds",
         helm=helm(),
-        crank=_crank(),
+        crank=crank() or Path("crank"),
     )
