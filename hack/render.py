@@ -20,13 +20,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from harness.e2e.binaries import crank, versions
 from harness.example_sets import STAGES, ExampleSet, example_sets
-from harness.fixtures import free_port, listening
+from harness.fixtures import free_port, until_listening
 from harness.required_tools import required
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +42,11 @@ CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane:v2.2.4"
 # Kinds Kubernetes itself serves; beta validate has no schema for them and says so.
 CORE_KINDS = {"/v1, Kind=Secret", "apiextensions.k8s.io/v1, Kind=CustomResourceDefinition"}
 NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
+
+
+def written(output: IO[bytes]) -> str:
+    output.seek(0)
+    return output.read().decode()
 
 
 @contextlib.contextmanager
@@ -63,14 +68,7 @@ def function_server() -> Iterator[int]:
             env=environment,
         )
         try:
-            deadline = time.monotonic() + 15
-            while not listening("127.0.0.1", port):
-                if process.poll() is not None:
-                    stderr.seek(0)
-                    raise SystemExit(f"function exited early: {stderr.read().decode()}")
-                if time.monotonic() > deadline:
-                    raise SystemExit("function did not start listening within 15s")
-                time.sleep(0.05)
+            until_listening(process, port, seconds=15, written=lambda: written(stderr))
             yield port
         finally:
             process.terminate()

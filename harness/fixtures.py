@@ -8,6 +8,8 @@ import base64
 import copy
 import json
 import socket
+import subprocess
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -220,6 +222,26 @@ def listening(address: str, port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def until_listening(
+    process: subprocess.Popen[bytes],
+    port: int,
+    *,
+    seconds: float,
+    written: Callable[[], str] = lambda: "",
+) -> None:
+    """Returns once the started process listens on the loopback port; raises RuntimeError if it
+    exits first (with `written()`, what it wrote) or the time runs out."""
+    deadline = time.monotonic() + seconds
+    while not listening("127.0.0.1", port):
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"{process.args!r} exited with {process.returncode} during startup:\n{written()}"
+            )
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{process.args!r} did not listen on {port} within {seconds}s")
+        time.sleep(0.05)
 
 
 # The servicer the tests call, built as under --debug (the log line included: every test then

@@ -10,7 +10,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +20,14 @@ from crossplane.function.proto.v1 import run_function_pb2_grpc as grpcv1
 from google.protobuf import json_format
 
 from harness.e2e.calls import read_calls
-from harness.fixtures import ORG_TOKEN, coreweave_xr, free_port, listening, request, token_forms
+from harness.fixtures import (
+    ORG_TOKEN,
+    coreweave_xr,
+    free_port,
+    request,
+    token_forms,
+    until_listening,
+)
 from tests.test_coreweave import CREDENTIALS, cluster_up
 
 FUNCTION = str(Path(sys.executable).parent / "function")
@@ -60,23 +66,14 @@ def serving(
         stderr=subprocess.STDOUT,
     )
     try:
-        until_listening(process, port, seconds=15)
+        output = process.stdout
+        until_listening(
+            process, port, seconds=15, written=lambda: output.read().decode() if output else ""
+        )
         yield f"127.0.0.1:{port}", process
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-def until_listening(process: subprocess.Popen[bytes], port: int, *, seconds: float) -> None:
-    """Returns once the started function listens on the loopback port; fails, with what it
-    wrote, if it exits first."""
-    deadline = time.monotonic() + seconds
-    while not listening("127.0.0.1", port):
-        if process.poll() is not None:
-            output = process.stdout.read().decode() if process.stdout else ""
-            pytest.fail(f"the function exited during startup:\n{output}")
-        assert time.monotonic() < deadline, f"the function did not listen within {seconds}s"
-        time.sleep(0.05)
 
 
 def answers(address: str, *requests: fnv1.RunFunctionRequest) -> list[fnv1.RunFunctionResponse]:

@@ -8,16 +8,16 @@ persistent channel per server, so it does no protobuf work inside a timed call.
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import grpc
 import psutil
+
+from harness.fixtures import until_listening
 
 METHOD = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 MEGABYTE = 1024 * 1024
@@ -41,17 +41,6 @@ CLIENT_OPTIONS = [
 ]
 
 
-def wait_listening(process: subprocess.Popen[bytes], port: int, deadline: float) -> None:
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode} during startup")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"server did not listen on {port} within {START_TIMEOUT}s")
-        time.sleep(0.002)
-
-
 class Server:
     def __init__(self, name: str, argv: list[str], port: int, log: Path) -> None:
         self.name, self.argv, self.port, self.log_path = name, argv, port, log
@@ -68,7 +57,7 @@ class Server:
             self.process = subprocess.Popen(self.argv, stdout=log, stderr=subprocess.STDOUT)
         self.ps = psutil.Process(self.process.pid)
         try:
-            wait_listening(self.process, self.port, time.monotonic() + START_TIMEOUT)
+            until_listening(self.process, self.port, seconds=START_TIMEOUT)
         except RuntimeError as error:
             raise RuntimeError(f"{self.name}: {error}; log: {self.log_tail()}") from None
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}", options=CLIENT_OPTIONS)

@@ -26,8 +26,7 @@ from typing import Any
 
 import pytest
 
-from harness.fixtures import free_port
-from tests.test_server import until_listening
+from harness.fixtures import free_port, until_listening
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
