@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import itertools
 import json
+import os
 import socket
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from crossplane.function import logging, resource
@@ -19,6 +22,16 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from function.runner import FunctionRunner
 
 logging.configure(logging.Level.DISABLED)
+
+# The kernel gives outgoing connections their local port from this range; servers' ports are
+# picked below it, where only a bind takes a port.
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# Linux's default low bound, where the range cannot be read.
+LINUX_EPHEMERAL_LOW = 32768
+# Above the well-known ports and the registered ones most services run on.
+FIRST_PICKED_PORT = 10_000
+# More than a worker's planes and unit servers hand out before its share comes round again.
+MIN_PORTS_PER_WORKER = 500
 
 NAMESPACE = "ml-team"
 # Obviously fake; tests assert it appears nowhere but inside the kubeconfig Secret.
@@ -208,11 +221,51 @@ def token_forms(token: str) -> list[str]:
     return forms
 
 
+def pickable_ports(below: int, workers: int, worker: int) -> range:
+    """A worker's share of the ports below the kernel's ephemeral range (which starts at
+    `below`): one slice per xdist worker, so workers on one loopback never pick the same."""
+    share = (below - FIRST_PICKED_PORT) // workers
+    if share < MIN_PORTS_PER_WORKER:
+        raise RuntimeError(
+            f"{EPHEMERAL_RANGE} starts at {below}: too few ports below it for "
+            f"{workers} workers (each needs {MIN_PORTS_PER_WORKER} from {FIRST_PICKED_PORT})"
+        )
+    first = FIRST_PICKED_PORT + worker * share
+    return range(first, first + share)
+
+
+def ephemeral_low() -> int:
+    """Where the kernel's range for outgoing connections' local ports starts."""
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return LINUX_EPHEMERAL_LOW
+
+
+_PICKABLE = pickable_ports(
+    ephemeral_low(),
+    int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")),
+    int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")),
+)
+# Where each process starts in its share varies with its pid, so a session run again soon
+# after does not meet the last one's ports still in TIME_WAIT first.
+_NEXT_PORT = itertools.islice(itertools.cycle(_PICKABLE), os.getpid() % len(_PICKABLE), None)
+
+
 def free_port() -> int:
-    """A loopback port nothing listens on right now, for a function the test starts."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nothing listens on right now, for a server the test starts.
+
+    Never one the kernel could give an outgoing connection meanwhile (bind(0) does exactly
+    that: a plane's own connections once took the function's health port between the pick
+    and its bind), and never one this process has handed out lately."""
+    for port in itertools.islice(_NEXT_PORT, len(_PICKABLE)):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"every port in {_PICKABLE} is taken")
 
 
 def listening(address: str, port: int) -> bool:

@@ -19,7 +19,13 @@ from harness.e2e.faults import Tarpit
 from harness.e2e.kube import ApiError, WaitTimedOut, wait_for
 from harness.e2e.pair import Snapshot, differences
 from harness.e2e.processes import DIE_WITH_PYTEST, ProcessGroup
-from harness.fixtures import free_port, listening
+from harness.fixtures import (
+    FIRST_PICKED_PORT,
+    ephemeral_low,
+    free_port,
+    listening,
+    pickable_ports,
+)
 
 
 def test_a_killed_process_restarts_with_its_command_on_its_port(tmp_path: Path) -> None:
@@ -226,3 +232,48 @@ def test_differences_name_every_change(
     after: Snapshot, new: frozenset[str], expected: list[str]
 ) -> None:
     assert differences(BEFORE, after, new) == expected
+
+
+@pytest.mark.parametrize(
+    ("below", "workers", "shares"),
+    [
+        (32768, 1, [range(10000, 32768)]),
+        (32768, 2, [range(10000, 21384), range(21384, 32768)]),
+        (32768, 9, [range(10000 + w * 2529, 10000 + (w + 1) * 2529) for w in range(9)]),
+        (15000, 10, [range(10000 + w * 500, 10000 + (w + 1) * 500) for w in range(10)]),
+    ],
+)
+def test_each_worker_picks_ports_of_its_own_below_the_ephemeral_range(
+    below: int, workers: int, shares: list[range]
+) -> None:
+    assert [pickable_ports(below, workers, worker) for worker in range(workers)] == shares
+
+
+def test_too_few_ports_below_the_ephemeral_range_is_an_error_that_says_so() -> None:
+    with pytest.raises(RuntimeError) as raised:
+        pickable_ports(12000, 8, 0)
+    assert str(raised.value) == (
+        "/proc/sys/net/ipv4/ip_local_port_range starts at 12000: too few ports below it for "
+        "8 workers (each needs 500 from 10000)"
+    )
+
+
+def test_a_picked_port_is_bindable_and_no_outgoing_connection_can_take_it() -> None:
+    picked = [free_port() for _ in range(50)]
+    assert len(set(picked)) == len(picked), "a port handed out twice"
+    assert all(FIRST_PICKED_PORT <= port < ephemeral_low() for port in picked), picked
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", picked[-1]))
+
+
+def test_a_wait_on_an_exited_process_fails_at_once_with_its_log(tmp_path: Path) -> None:
+    group = ProcessGroup(tmp_path / "logs")
+    quitter = [sys.executable, "-c", "print('port taken', flush=True); exit(4)"]
+    group.start("quitter", quitter).process.wait()
+    try:
+        with pytest.raises(RuntimeError) as raised:
+            wait_for("what it serves", lambda: group.check_running("quitter"), 600)
+        assert str(raised.value).startswith("quitter exited with 4:\n")
+        assert "port taken" in str(raised.value)
+    finally:
+        group.stop_all()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from . import kinds
 from .calls import read_calls
 from .kube import Kind, Kube, WaitTimedOut, condition, wait_for
+from .runtime import FUNCTION_PROCESS
 from .stages import (
     CONVERGE_SECONDS,
     COREWEAVE_FIXED_IN_CLUSTER,
@@ -201,6 +202,7 @@ class Pair:
         runtime = self.suite.runtime
 
         def uncalled() -> list[str]:
+            runtime.plane.processes.check_running(FUNCTION_PROCESS)
             called = {
                 c.xr for c in read_calls(runtime.function_log) if c.at >= runtime.serving_since
             }

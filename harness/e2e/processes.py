@@ -114,12 +114,18 @@ class ProcessGroup:
             raise RuntimeError(f"{len(found)} processes named {name!r} are managed")
         return found[0]
 
-    def _ready(self, managed: Managed) -> bool:
+    def check_running(self, name: str) -> None:
+        """Raises, with the end of its log, if the process has exited: a wait on what it does
+        fails at once instead of at its deadline."""
+        managed = self._one(name)
         if managed.process.poll() is not None:
             raise RuntimeError(
                 f"{managed.name} exited with {managed.process.returncode}:\n"
                 f"{tail(managed.log, LOG_TAIL_LINES)}"
             )
+
+    def _ready(self, managed: Managed) -> bool:
+        self.check_running(managed.name)
         assert managed.ready is not None
         return managed.ready()
 

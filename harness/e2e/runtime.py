@@ -33,6 +33,7 @@ from .operability import (
     scrape,
     series_about,
 )
+from .processes import RESTART_SECONDS
 
 FUNCTION_NAME = "function-inference-clusters"
 # The package `make xpkg` (issue 12) builds, runtime image embedded; used when present.
@@ -323,6 +324,9 @@ class FunctionRuntime:
             env={"PYTHONPATH": str(source), **self.side_ports_env(FUNCTION_PROCESS)},
             ready=lambda: listening("127.0.0.1", port),
         )
+        # Now, not when Crossplane first calls it: a function that failed to start (a port
+        # taken) fails the setup with its log, not a later wait for its calls.
+        self.plane.processes.wait_ready(FUNCTION_PROCESS, RESTART_SECONDS)
 
     def _assert_runtime_status(self, revision_name: str) -> bool:
         """Sets what a runtime reports on the revision (patch_revision_status: the next poll
