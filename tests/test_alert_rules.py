@@ -227,8 +227,6 @@ class Case:
     eval_minute: int = 30
     # Exactly the alerts firing at eval_minute (pending ones are not firing); none: quiet.
     firing: tuple[Firing, ...] = ()
-    # A rule defect this case exposes, until deploy/monitoring.yaml is fixed (see DEFECTS).
-    defect: str | None = None
 
 
 def civo(**labels: str) -> dict[str, str]:
@@ -239,13 +237,6 @@ def civo_warning(summary: str) -> tuple[Firing, ...]:
     """A CivoCluster alert of severity warning, firing alone."""
     return (Firing(civo(severity="warning"), summary),)
 
-
-# The replica count and the absence branch of InferenceClustersReplicaDown yield different
-# label sets, so Prometheus tracks them as two alerts, each with its own `for` clock: losing the
-# last replica resets the clock the first loss started. Fix: `count by (job) (...) < 2`, whose
-# {job} label set is absent()'s, keeping one alert for "fewer than 2", however many are left.
-REPLICA_ALERT_IDENTITY = "ReplicaDown: one alert identity for 1 and 0 replicas"
-DEFECTS = {REPLICA_ALERT_IDENTITY}
 
 # A type's first error creates its series, at 1, at minute 20; none follow.
 FIRST_KEY_ERROR_AT_MINUTE_20 = internal_errors(
@@ -434,7 +425,6 @@ CASES = [
         "1 replica for 30 min",
         replica("function-a", steady(PROCESS_START, 40)),
         firing=TOO_FEW_REPLICAS_FIRES,
-        defect=REPLICA_ALERT_IDENTITY,
     ),
     Case(
         REPLICAS,
@@ -450,6 +440,8 @@ CASES = [
     ),
     Case(
         REPLICAS,
+        # Both halves of the rule carry {job}: losing the last replica continues the alert
+        # (and its `for` clock) that losing the first began.
         "1 replica from minute 20, none from minute 25: under 2 for 11 min",
         replicas(
             then(steady(PROCESS_START, 25), TARGET_GONE),
@@ -457,7 +449,6 @@ CASES = [
         ),
         eval_minute=32,
         firing=TOO_FEW_REPLICAS_FIRES,
-        defect=REPLICA_ALERT_IDENTITY,
     ),
     Case(FAILING, "only OK answers", {crossplane_calls(FUNCTION_NAME, "OK"): rising(10, 40)}),
     Case(
@@ -546,7 +537,6 @@ def test_rules_are_valid(promtool_binary: Path, rule_file: Path) -> None:
 def test_every_alert_has_a_firing_and_a_quiet_case() -> None:
     assert {case.alert for case in CASES if case.firing} == set(RULES)
     assert {case.alert for case in CASES if not case.firing} == set(RULES)
-    assert {case.defect for case in CASES if case.defect} <= DEFECTS
 
 
 @pytest.mark.parametrize(
@@ -558,8 +548,7 @@ def test_alert(case: Case, promtool_binary: Path, rule_file: Path, tmp_path: Pat
     tests = tmp_path / "tests.yaml"
     tests.write_text(yaml.safe_dump(unit_test_file(case, rule_file), sort_keys=False))
     result = run_promtool(promtool_binary, "test", "rules", str(tests))
-    defect = f"\n(a rule defect: {case.defect})" if case.defect else ""
-    assert result.returncode == 0, explained(result) + defect
+    assert result.returncode == 0, explained(result)
     assert "SUCCESS" in result.stdout, explained(result)
 
 
