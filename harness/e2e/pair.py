@@ -181,6 +181,7 @@ class Pair:
         unmade: list[str] = []
 
         def all_made() -> bool:
+            self._check_function_running()
             # Every live in-cluster object too, not only the added pools': under load
             # provider-kubernetes may apply one (the StorageClass clone, seen in the upgrade
             # test) after both XRs already report Ready.
@@ -202,7 +203,7 @@ class Pair:
         runtime = self.suite.runtime
 
         def uncalled() -> list[str]:
-            runtime.plane.processes.check_running(FUNCTION_PROCESS)
+            self._check_function_running()
             called = {
                 c.xr for c in read_calls(runtime.function_log) if c.at >= runtime.serving_since
             }
@@ -218,12 +219,22 @@ class Pair:
 
     def _wait_reconciled(self) -> None:
         api = self.suite.plane.api
+
+        def reconciled(member: Member) -> bool:
+            self._check_function_running()
+            return _reconciled(api, member)
+
         for member in self.members:
             wait_for(
                 f"{member.name} Synced and Ready on its latest generation",
-                functools.partial(_reconciled, api, member),
+                functools.partial(reconciled, member),
                 CONVERGE_SECONDS,
             )
+
+    def _check_function_running(self) -> None:
+        """Fails the wait at once, with the function's log, if its process has exited: nothing
+        the XRs wait for can happen then (a port taken at its start once cost a 600 s wait)."""
+        self.suite.plane.processes.check_running(FUNCTION_PROCESS)
 
     def present(self) -> set[str]:
         """The snapshot keys of what exists now: what both XRs composed, and the live objects."""
