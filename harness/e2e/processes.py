@@ -117,15 +117,10 @@ class ProcessGroup:
     def check_running(self, name: str) -> None:
         """Raises, with the end of its log, if the process has exited: a wait on what it does
         fails at once instead of at its deadline."""
-        managed = self._one(name)
-        if managed.process.poll() is not None:
-            raise RuntimeError(
-                f"{managed.name} exited with {managed.process.returncode}:\n"
-                f"{tail(managed.log, LOG_TAIL_LINES)}"
-            )
+        _raise_if_exited(self._one(name))
 
     def _ready(self, managed: Managed) -> bool:
-        self.check_running(managed.name)
+        _raise_if_exited(managed)
         assert managed.ready is not None
         return managed.ready()
 
@@ -154,11 +149,7 @@ class ProcessGroup:
 
     def check_alive(self) -> None:
         for managed in self._managed:
-            code = managed.process.poll()
-            if code is not None:
-                raise RuntimeError(
-                    f"{managed.name} exited with {code}:\n{tail(managed.log, LOG_TAIL_LINES)}"
-                )
+            _raise_if_exited(managed)
 
     def stop(self, name: str) -> None:
         for managed in [m for m in self._managed if m.name == name]:
@@ -174,6 +165,14 @@ class ProcessGroup:
         for log in sorted(self.log_dir.glob("*.log")):
             parts.append(f"===== {log.name} (last {lines} lines) =====\n{tail(log, lines)}")
         return "\n".join(parts)
+
+
+def _raise_if_exited(managed: Managed) -> None:
+    code = managed.process.poll()
+    if code is not None:
+        raise RuntimeError(
+            f"{managed.name} exited with {code}:\n{tail(managed.log, LOG_TAIL_LINES)}"
+        )
 
 
 def _spawn(
