@@ -67,7 +67,7 @@ def prose(markdown: str) -> str:
 
 
 def test_the_sizing_rests_on_the_concurrent_cpu_per_call() -> None:
-    sizing = docs.sizing(docs.parse(RESULTS))
+    sizing = docs.sizing(docs.Figures(RESULTS))
     assert [line[:2] for line in sizing.splitlines()].count("- ") == 3
     # 1e6 / 3200 µs = 312 calls/s per core; x 60 / 1 call x 0.5 = 9 375, to the hundred.
     assert prose(sizing) == (
@@ -97,7 +97,7 @@ def test_the_sizing_rests_on_the_concurrent_cpu_per_call() -> None:
 
 
 def test_the_performance_table_has_a_row_per_kind() -> None:
-    assert docs.performance_table(docs.parse(RESULTS)).splitlines() == [
+    assert docs.performance_table(docs.Figures(RESULTS)).splitlines() == [
         "| converged 8-pool XR | p50 vs no-op floor at 1 / 1024 XRs | calls per reconcile: "
         "before v2.4 / v2.4 | function CPU per reconcile on v2.4 | 32 callers, 1024 XRs: calls/s, "
         "p99, server CPU per call (x no-op floor) |",
@@ -114,7 +114,7 @@ def test_the_performance_table_has_a_row_per_kind() -> None:
 
 
 def test_the_concurrency_sentence_compares_with_the_floor_and_serial_cost() -> None:
-    assert prose(docs.concurrency_sentence(docs.parse(RESULTS))) == (
+    assert prose(docs.concurrency_sentence(docs.Figures(RESULTS))) == (
         "Under 32 concurrent callers a converged CoreWeave call cost the function 3.2 ms of server "
         "CPU, 1.0 times the no-op floor's (3.1 ms) and 0.8 times its own serial CPU (3.8 ms) "
         "([`bench/results.md`](../bench/results.md), 2026-12-03); "
@@ -149,7 +149,7 @@ def test_the_docs_quote_the_committed_results() -> None:
 )
 def test_results_without_what_the_docs_quote_are_refused(results: str, message: str) -> None:
     with pytest.raises(ValueError) as error:
-        docs.parse(results)
+        docs.Figures(results)
     assert str(error.value) == message
 
 

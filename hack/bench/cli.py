@@ -19,45 +19,31 @@ from pathlib import Path
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench import docs, measure, report, scenarios
-from hack.bench.scenarios import Scenario, check_response, next_n
-from hack.bench.scrape import Scraper, scrape
-from hack.bench.servers import ROLES, Server, function_argv, noop_argv
-from harness.fixtures import desired, free_port
+from hack.bench.scenarios import check_response, next_n
+from hack.bench.scrape import Scraper
+from hack.bench.servers import Server
+from harness.fixtures import desired
 
 QUICK_ENV = "BENCH_QUICK"
-# The run's sizes: each flag's default (its type parses the flag) and help.
-OPTIONS: dict[str, tuple[str | int | float, str]] = {
-    "--fleets": ("1,32,256,1024", "fleet sizes: distinct XRs of each kind, called round-robin"),
-    "--calls": (800, "serial calls per server per kind and fleet"),
-    "--warmup": (100, "warm-up calls per server"),
-    "--reconciles": (300, "whole reconciles per kind"),
-    "--concurrency": (
-        "8,32",
-        "concurrent callers: each number is measured in turn, comma-separated",
-    ),
-    "--concurrent-fleets": (
-        "32,1024",
-        "fleet sizes the concurrent load runs over (at most the largest of --fleets)",
-    ),
-    "--duration": (3.0, "seconds of concurrent load per server per XR"),
-    "--rounds": (3, "alternating slices of the concurrent load"),
-}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
-    for flag, (default, help_text) in OPTIONS.items():
-        parser.add_argument(flag, type=type(default), default=default, help=help_text)
-    parser.add_argument(
-        "--quick", action="store_true", help=f"short smoke run (also with {QUICK_ENV}=1)"
-    )
-    parser.add_argument("--no-write", action="store_true", help="do not write bench/results.md")
+    add = parser.add_argument
+    add("--fleets", default="1,32,256,1024", help="fleet sizes: distinct XRs of each kind")
+    add("--calls", type=int, default=800, help="serial calls per server per kind and fleet")
+    add("--reconciles", type=int, default=300, help="whole reconciles per kind")
+    add("--concurrency", default="8,32", help="concurrent callers, each number in turn")
+    add("--concurrent-fleets", default="32,1024", help="fleets under concurrent load")
+    add("--quick", action="store_true", help=f"short smoke run (also with {QUICK_ENV}=1)")
+    add("--no-write", action="store_true", help="do not write bench/results.md and the docs")
     args = parser.parse_args(argv)
     args.quick = args.quick or os.environ.get(QUICK_ENV, "") not in ("", "0")
+    # Warm-up calls per server, seconds of concurrent load per server per XR, in that many
+    # alternating slices.
+    args.warmup, args.duration, args.rounds = (20, 1.0, 1) if args.quick else (100, 3.0, 3)
     if args.quick:
-        args.fleets, args.concurrent_fleets = "1,256", "256"
-        args.calls, args.warmup, args.reconciles = 200, 20, 50
-        args.duration, args.rounds = 1.0, 1
+        args.fleets, args.concurrent_fleets, args.calls, args.reconciles = "1,256", "256", 200, 50
     args.fleet_sizes = sorted({int(f) for f in args.fleets.split(",")})
     args.callers = sorted({int(c) for c in args.concurrency.split(",")})
     # Every member of a concurrent fleet is built: the serial phase's largest fleet bounds it.
@@ -67,60 +53,34 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def check_served(function: Server, built: list[Scenario]) -> None:
-    """The served function answers as the function does in-process."""
-    for sc in built:
-        rsp = fnv1.RunFunctionResponse.FromString(function.invoke(sc.template.make(0, next_n())))
-        check_response(sc, rsp, "function over gRPC")
-        local = scenarios.runner_response(
-            fnv1.RunFunctionRequest.FromString(sc.template.make(0, next_n()))
-        )
-        if desired(rsp) != desired(local):
-            raise SystemExit(f"bench: {sc.kind}: the served function composes something else")
-
-
-def start_function(tmp: Path) -> tuple[Server, int]:
-    """The function with metrics on, started, and the port it serves them on."""
-    port, metrics_port = free_port(), free_port()
-    while metrics_port == port:  # two free ports, not one twice
-        metrics_port = free_port()
-    server = Server("function", function_argv(port, metrics_port), port, tmp / "fn.log")
-    server.start()
-    return server, metrics_port
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    began = time.perf_counter()
-    load = {"start": os.getloadavg()}
+    began, load = time.perf_counter(), {"start": os.getloadavg()}
     # Before anything can change under function/: the servers run the code as it is now.
-    machine = report.machine()
+    result = report.Report(args, report.machine(), load)
     largest = args.fleet_sizes[-1]
     print(f"building converged requests, fleets of up to {largest} XRs ...", flush=True)
-    built = scenarios.build_scenarios(largest)
+    result.scenarios = built = scenarios.build_scenarios(largest)
     for sc in built:
         print(
             f"  {sc.kind}: {sc.pools} pools, {sc.expected} desired, "
             f"request {len(sc.template.blob) / 1024:.1f} KiB"
         )
-    cells: list[report.Cell] = []
-    memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = {}
-    concurrent: list[report.Loaded] = []
-    reconciles: dict[tuple[str, str], measure.Reconciles] = {}
-    with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmpdir:
-        tmp = Path(tmpdir)
-        started: dict[str, Server] = {}
-        scraper: Scraper | None = None
+    servers: list[Server] = []
+    scraper: Scraper | None = None
+    with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmp:
         try:
-            started["function"], metrics_port = start_function(tmp)
-            check_served(started["function"], built)
-            port = free_port()
-            started["noop"] = Server("noop", noop_argv(port), port, tmp / "noop.log")
-            started["noop"].start()
-            servers = [started[r] for r in ROLES]
+            servers.append(function := Server("function", Path(tmp)))
+            # The served function answers as the function does in-process.
+            for sc in built:
+                rsp = fnv1.RunFunctionResponse.FromString(function.invoke(sc.call(0, next_n())))
+                check_response(sc, rsp, "function over gRPC")
+                local = fnv1.RunFunctionRequest.FromString(sc.call(0, next_n()))
+                if desired(rsp) != desired(scenarios.runner_response(local)):
+                    raise SystemExit(f"bench: {sc.kind}: the served function composes otherwise")
+            servers.append(Server("noop", Path(tmp)))
             # From the first measured call to the last, as Prometheus would scrape a pod.
-            scraper = Scraper(started["function"], metrics_port)
-            scraper.start()
+            scraper = Scraper(function)
             for fleet in args.fleet_sizes:
                 for sc in built:
                     calls, warmup = max(args.calls, fleet), max(args.warmup, fleet)
@@ -130,20 +90,14 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
                     stats = measure.serial(servers, sc, fleet, calls, warmup)
-                    cells.append(report.Cell(sc, fleet, stats))
-                memory_by_fleet[fleet] = {r: started[r].memory() for r in ROLES}
+                    result.cells.append(report.Cell(sc, fleet, stats))
+                result.memory_by_fleet[fleet] = {s.name: s.memory() for s in servers}
             for sc in built:
                 for loop in measure.LOOPS:
                     print(f"reconciles: {sc.kind}, {loop}, {args.reconciles} ...", flush=True)
-                    reconciles[sc.kind, loop] = measure.reconciles(
-                        started["function"], sc, largest, args.reconciles, loop
+                    result.reconciles[sc.kind, loop] = measure.reconciles(
+                        function, sc, largest, args.reconciles, loop
                     )
-
-            # The function says how many of its loaded calls its memo answered: a converged
-            # fleet's calls all should be.
-            def memo() -> tuple[float, float]:
-                return scrape(started["function"], metrics_port).memo
-
             for fleet in args.concurrent_fleet_sizes:
                 for sc in built:
                     print(
@@ -152,63 +106,43 @@ def main(argv: list[str] | None = None) -> int:
                         f"{args.duration:g} s per server, after one call per XR ...",
                         flush=True,
                     )
-                    # The warm-up's failed calls are counted once, with the first load's.
-                    stats = {s.name: measure.Stats() for s in servers}
-                    measure.warm(servers, sc, fleet, stats)
+                    # One untimed call per XR; its failed calls counted with the first load's.
+                    stats = measure.serial(servers, sc, fleet, 0, fleet)
                     for callers in args.callers:
                         measure.concurrent(
-                            servers, sc, fleet, callers, args.duration, args.rounds, memo, stats
+                            servers, sc, fleet, callers, args.duration, args.rounds, stats
                         )
-                        concurrent.append(report.Loaded(sc, fleet, callers, stats))
+                        result.concurrent.append(report.Cell(sc, fleet, stats, callers))
                         stats = {s.name: measure.Stats() for s in servers}
             # Apart from the fleet's: 32 callers hold 32 requests in flight in every server.
-            memory_loaded = {r: started[r].memory() for r in ROLES}
-            audit = scraper.finish()
+            result.memory_loaded = {s.name: s.memory() for s in servers}
+            result.audit = scraper.finish()
         finally:
             if scraper is not None:
                 scraper.stop()
-            for server in started.values():
+            for server in servers:
                 server.stop()
     load["end"] = os.getloadavg()
-    result = report.Report(
-        args=args,
-        machine=machine,
-        load=load,
-        scenarios=built,
-        cells=cells,
-        memory_by_fleet=memory_by_fleet,
-        memory_loaded=memory_loaded,
-        concurrent=concurrent,
-        reconciles=reconciles,
-        audit=audit,
-        duration_s=time.perf_counter() - began,
-    )
+    result.duration_s = time.perf_counter() - began
     failures = [
-        f"{cell.scenario.kind}, fleet {cell.fleet}: {record.errors} failed calls, "
+        f"{cell.scenario.kind}, fleet {cell.fleet}"
+        f"{f', {cell.callers} callers' if cell.callers else ''}: {record.errors} failed calls, "
         f"{record.bad} FATAL or wrong responses from {role}"
-        for cell in cells
+        for cell in result.cells + result.concurrent
         for role, record in cell.stats.items()
         if record.errors or record.bad
     ]
-    failures.extend(
-        f"{loaded.scenario.kind}, fleet {loaded.fleet}, {loaded.callers} callers: "
-        f"{record.errors + record.bad} bad from {role}"
-        for loaded in concurrent
-        for role, record in loaded.stats.items()
-        if record.errors or record.bad
-    )
     # A miscount is a wrong answer too, from the metrics endpoint.
-    failures.extend(f"the function's metrics: {problem}" for problem in audit.problems())
-    print()
-    print(f"Machine: {result.machine_line()}\nLoad: {result.load_line()}\n")
+    failures.extend(f"the function's metrics: {problem}" for problem in result.audit.problems())
+    print(f"\nMachine: {result.machine}\nLoad: {result.load_line()}\n")
     print(result.tables())
     print("\n### Goals\n")
     print(result.goals_text())
     if not args.no_write:
-        report.RESULTS.write_text(result.markdown())
-        print(f"\nwrote {report.RESULTS.relative_to(report.ROOT)} ({result.duration_s:.0f} s)")
+        docs.RESULTS.write_text(result.markdown())
+        print(f"\nwrote {docs.RESULTS.relative_to(docs.ROOT)} ({result.duration_s:.0f} s)")
         # The docs quote these results: their figures follow every run.
-        docs.main([])
+        docs.main()
         print("rewrote the bench figures in docs/performance.md and docs/operations.md")
     for failure in failures:
         print(f"bench: {failure}", file=sys.stderr)

@@ -5,9 +5,7 @@ Crossplane's requirements loop.
 from __future__ import annotations
 
 import dataclasses
-import statistics
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,6 +13,7 @@ import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench.scenarios import Scenario, check_response, next_n
+from hack.bench.scrape import scrape
 from hack.bench.servers import Server
 
 
@@ -28,18 +27,21 @@ def pct(values: list[float], q: float) -> float:
 
 @dataclasses.dataclass
 class Stats:
+    """A server's timed calls, or its whole reconciles (each one a call in these figures)."""
+
     latencies_ms: list[float] = dataclasses.field(default_factory=list)
     errors: int = 0
     bad: int = 0  # FATAL or wrong responses (the function's only)
     cpu_s: float = 0.0
     wall_s: float = 0.0
-    calls: int = 0
     # (hits, misses) of the function's memo over the timed concurrent calls.
     memo: tuple[int, int] | None = None
+    # Whole reconciles: the calls each took.
+    calls_per_reconcile: list[int] = dataclasses.field(default_factory=list)
 
     @property
-    def per_s(self) -> float:
-        return self.calls / self.wall_s if self.wall_s else float("nan")
+    def calls(self) -> int:
+        return len(self.latencies_ms)
 
     @property
     def cpu_us(self) -> float:
@@ -57,7 +59,11 @@ def serial(
     servers: list[Server], scenario: Scenario, fleet: int, calls: int, warmup: int
 ) -> dict[str, Stats]:
     """Round-robin: every iteration calls each server once, in a rotating order, for the next
-    member of a fleet of `fleet` XRs."""
+    member of a fleet of `fleet` XRs. With calls=0 and warmup=fleet, the untimed call per member
+    the concurrent phase needs first: a converged XR was answered before, and without it a
+    server's first call for a member would be timed, composing afresh whenever the memo no
+    longer holds that member's answer (issue 31: every call of a 3 s window over 1 024 XRs did).
+    """
     stats = {s.name: Stats() for s in servers}
     cpu0: dict[str, float] = {}
     for i in range(warmup + calls):
@@ -65,41 +71,21 @@ def serial(
             cpu0 = {s.name: s.cpu() for s in servers}
         shift = i % len(servers)
         for server in servers[shift:] + servers[:shift]:
+            record = stats[server.name]
             data = scenario.call(i % fleet, next_n())
             start = time.perf_counter_ns()
             try:
                 blob = server.invoke(data)
             except grpc.RpcError:
-                stats[server.name].errors += 1
-                continue
-            elapsed = time.perf_counter_ns() - start
-            record = stats[server.name]
-            if i >= warmup:
-                record.latencies_ms.append(elapsed / 1e6)
-            if server.name == "function" and not function_response_ok(scenario, blob):
-                record.bad += 1
-    for server in servers:
-        record = stats[server.name]
-        record.calls = len(record.latencies_ms)
-        record.cpu_s = server.cpu() - cpu0[server.name]
-    return stats
-
-
-def warm(servers: list[Server], scenario: Scenario, fleet: int, stats: dict[str, Stats]) -> None:
-    """One untimed call per member of a fleet of `fleet` XRs to each server, as the serial phase
-    warms: a converged XR was answered before. Without it a server's first call for a member is
-    measured too, and composes afresh whenever the memo no longer holds that member's answer
-    (issue 31: every call of a 3 s window over 1 024 XRs did)."""
-    for server in servers:
-        record = stats[server.name]
-        for member in range(fleet):
-            try:
-                blob = server.invoke(scenario.call(member, next_n()))
-            except grpc.RpcError:
                 record.errors += 1
                 continue
+            if i >= warmup:
+                record.latencies_ms.append((time.perf_counter_ns() - start) / 1e6)
             if server.name == "function" and not function_response_ok(scenario, blob):
                 record.bad += 1
+    for server in servers:
+        stats[server.name].cpu_s = server.cpu() - cpu0[server.name] if calls else 0.0
+    return stats
 
 
 def concurrent(
@@ -109,20 +95,19 @@ def concurrent(
     workers: int,
     seconds: float,
     rounds: int,
-    memo: Callable[[], tuple[float, float]],
     stats: dict[str, Stats],
 ) -> None:
     """`workers` callers on one channel per server for seconds/rounds, servers alternating per
-    round, calling for the members of a fleet of `fleet` XRs in turn (warm() them first), added
-    to each server's stats. memo reads the function's memo (hits, misses) counters, once the
-    warm-up is done and once after the last round: the calls it answered while loaded."""
-    hits0, misses0 = memo()
-    window = seconds / rounds
+    round, calling for the members of a fleet of `fleet` XRs in turn (warm them first: serial()),
+    added to each server's stats. The function's memo (hits, misses) counters, scraped once the
+    warm-up is done and once after the last round, say how many of its loaded calls the memo
+    answered: a converged fleet's calls all should be."""
+    (function,) = [s for s in servers if s.name == "function"]
+    hits0, misses0 = scrape(function).memo
     for r in range(rounds):
         shift = r % len(servers)
         for server in servers[shift:] + servers[:shift]:
-            record = stats[server.name]
-            deadline = time.perf_counter() + window
+            deadline = time.perf_counter() + seconds / rounds
 
             def caller(
                 server: Server = server, deadline: float = deadline
@@ -131,9 +116,7 @@ def concurrent(
                 latencies: list[float] = []
                 blobs: list[bytes] = []
                 errors = 0
-                for _ in range(1_000_000):  # bounded; the deadline ends it long before
-                    if time.perf_counter() >= deadline:
-                        break
+                while time.perf_counter() < deadline:
                     n = next_n()
                     data = scenario.call(n % fleet, n)
                     start = time.perf_counter_ns()
@@ -147,8 +130,7 @@ def concurrent(
                         blobs.append(blob)
                 return latencies, errors, blobs
 
-            cpu_before = server.cpu()
-            start = time.perf_counter()
+            record, cpu_before, start = stats[server.name], server.cpu(), time.perf_counter()
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 results = [f.result() for f in [pool.submit(caller) for _ in range(workers)]]
             record.wall_s += time.perf_counter() - start
@@ -156,10 +138,8 @@ def concurrent(
             for latencies, errors, blobs in results:
                 record.latencies_ms.extend(latencies)
                 record.errors += errors
-                record.bad += sum(1 for b in blobs if not function_response_ok(scenario, b))
-    for record in stats.values():
-        record.calls = len(record.latencies_ms)
-    hits, misses = memo()
+                record.bad += sum(not function_response_ok(scenario, b) for b in blobs)
+    hits, misses = scrape(function).memo
     stats["function"].memo = (round(hits - hits0), round(misses - misses0))
 
 
@@ -177,23 +157,6 @@ LOOPS = (UNSEEDED_LOOP, SEEDED_LOOP)
 Required = dict[str, list[dict[str, Any]]]
 
 
-@dataclasses.dataclass
-class Reconciles:
-    """Whole reconciles of converged XRs, each through Crossplane's requirements loop."""
-
-    calls: list[int] = dataclasses.field(default_factory=list)  # per reconcile
-    latencies_ms: list[float] = dataclasses.field(default_factory=list)  # sum of its calls
-    cpu_s: float = 0.0
-
-    @property
-    def cpu_us(self) -> float:
-        return self.cpu_s / len(self.calls) * 1e6 if self.calls else float("nan")
-
-    @property
-    def calls_per_reconcile(self) -> float:
-        return statistics.mean(self.calls) if self.calls else float("nan")
-
-
 def reconcile(
     server: Server, scenario: Scenario, member: int, seed: Required | None
 ) -> tuple[int, int, Required]:
@@ -203,31 +166,24 @@ def reconcile(
     seeded first call whose requirements resolve to what it carried is final. Returns (calls,
     nanoseconds spent in them, the required resources the last requirements resolve to: the
     next reconcile's seed)."""
-    identity = scenario.base.member(member)
     # A member's names, back to the base XR's, to look its requirements up.
-    base_names = {fn(identity): old for old, fn in scenario.renames.items()}
-    required: Required | None = seed
-    previous: fnv1.Requirements | None = None
-    calls, elapsed = 0, 0
-    for _ in range(MAX_CALLS_PER_RECONCILE):
+    base_names = {fn(scenario.base.member(member)): old for old, fn in scenario.renames.items()}
+    required, previous, elapsed = seed, None, 0
+    for calls in range(1, MAX_CALLS_PER_RECONCILE + 1):
         data = scenario.variant(required).make(member, next_n())
         start = time.perf_counter_ns()
         blob = server.invoke(data)
         elapsed += time.perf_counter_ns() - start
-        calls += 1
         rsp = fnv1.RunFunctionResponse.FromString(blob)
         # Crossplane compares with proto.Equal, for which an unset message equals only
         # another unset one: a function that requires nothing is called once.
         current = rsp.requirements if rsp.HasField("requirements") else None
         if current == previous:
             break
-        resolved: Required = {}
-        for name, selector in rsp.requirements.resources.items():
-            base = fnv1.ResourceSelector()
-            base.CopyFrom(selector)
-            base.match_name = base_names.get(selector.match_name, selector.match_name)
-            base.namespace = base_names.get(selector.namespace, selector.namespace)
-            resolved[name] = scenario.resolve(base)
+        resolved = {
+            name: scenario.resolve(selector, base_names)
+            for name, selector in rsp.requirements.resources.items()
+        }
         if calls == 1 and seed is not None and resolved == seed:
             break
         previous, required = current, resolved
@@ -237,23 +193,18 @@ def reconcile(
     return calls, elapsed, required or {}
 
 
-def reconciles(server: Server, scenario: Scenario, fleet: int, count: int, loop: str) -> Reconciles:
+def reconciles(server: Server, scenario: Scenario, fleet: int, count: int, loop: str) -> Stats:
     """`count` converged reconciles of members of a fleet of `fleet`, in turn, through `loop`.
     A converged XR was reconciled before (Crossplane reconciles each about once a minute), so
     every member measured is reconciled once first, untimed, which also gives the seeded loop
     what the member required last time."""
     members = [r % fleet for r in range(count)]
-    seeded = loop == SEEDED_LOOP
-    last: dict[int, Required] = {}
-    for member in sorted(set(members)):
-        last[member] = reconcile(server, scenario, member, None)[2]
-    stats = Reconciles()
-    cpu_before = server.cpu()
+    last = {member: reconcile(server, scenario, member, None)[2] for member in members[:fleet]}
+    stats, cpu_before = Stats(), server.cpu()
     for member in members:
-        calls, elapsed, last[member] = reconcile(
-            server, scenario, member, last[member] if seeded else None
-        )
-        stats.calls.append(calls)
+        seed = last[member] if loop == SEEDED_LOOP else None
+        calls, elapsed, last[member] = reconcile(server, scenario, member, seed)
+        stats.calls_per_reconcile.append(calls)
         stats.latencies_ms.append(elapsed / 1e6)
     stats.cpu_s = server.cpu() - cpu_before
     return stats

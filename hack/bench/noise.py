@@ -86,9 +86,7 @@ def dress_live(live: dict[str, Any]) -> None:
 
 def dress(key: str, body: dict[str, Any], xr: dict[str, Any]) -> None:
     """Add what the API server and the providers put on an observed composed resource."""
-    meta = body["metadata"]
-    kind = body["kind"]
-    xr_name = xr["metadata"]["name"]
+    meta, kind, xr_name = body["metadata"], body["kind"], xr["metadata"]["name"]
     name = meta["name"]
     spec_like = {
         k: v for k, v in body.items() if k not in ("apiVersion", "kind", "metadata", "status")

@@ -10,21 +10,18 @@ import os
 import platform
 import statistics
 from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import psutil
 from google.protobuf import __version__ as protobuf_version
 
 from hack import provenance
-from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, Reconciles, Stats, pct
+from hack.bench.docs import ROOT
+from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, Stats, pct
 from hack.bench.scenarios import Scenario
 from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit
 from hack.bench.servers import LABELS, ROLES
-from hack.fleet.report import rows_table, table
-
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "bench" / "results.md"
+from hack.fleet.report import ratio, rows_table, table
 
 # Goals from issue 13 (and the earlier ones the fleet goals tighten).
 GOAL_LATENCY_RATIO = 1.3  # function p50 / no-op floor p50, every kind and fleet size
@@ -45,27 +42,19 @@ GOAL_CALLS = {
 }
 
 
-def machine() -> dict[str, str]:
+def machine() -> str:
+    """The machine, the versions and the code measured, as the results' header gives them."""
     digest = hashlib.sha256()
     for path in sorted((ROOT / "function").rglob("*.py")):
         digest.update(path.relative_to(ROOT).as_posix().encode())
         digest.update(path.read_bytes())
-    return {
-        "cpu": provenance.cpu_model(),
-        "cores": str(os.cpu_count()),
-        "ram": f"{psutil.virtual_memory().total / 1024**3:.1f} GiB",
-        "python": platform.python_version(),
-        "grpcio": grpc.__version__,
-        "protobuf": protobuf_version,
-        "commit": provenance.commit(),
-        "function_sha": digest.hexdigest()[:12],
-    }
-
-
-def per(value: float, base: float) -> float:
-    """value / base, NaN (printed n/a) where base is 0: a short run can take less CPU than the
-    process clock's tick, and one such cell must not lose the whole run's report."""
-    return value / base if base else float("nan")
+    return (
+        f"{provenance.cpu_model()}, {os.cpu_count()} cores, "
+        f"{psutil.virtual_memory().total / 1024**3:.1f} GiB RAM; "
+        f"Python {platform.python_version()}, grpcio {grpc.__version__}, "
+        f"protobuf {protobuf_version}; commit {provenance.commit()}; "
+        f"function/ sha256 {digest.hexdigest()[:12]}"
+    )
 
 
 def fmt(value: float, digits: int = 2) -> str:
@@ -78,51 +67,50 @@ def times(ratios: list[float]) -> str:
 
 @dataclasses.dataclass
 class Cell:
-    """One kind and fleet size: every server's serial stats."""
+    """One kind and fleet size, serial (callers 0) or under that many concurrent callers: every
+    server's stats."""
 
     scenario: Scenario
     fleet: int
     stats: dict[str, Stats]
+    callers: int = 0
 
     def p(self, role: str, q: float) -> float:
         return pct(self.stats[role].latencies_ms, q)
 
-    def ratio(self, q: float = 50) -> float:
+    def floor_ratio(self, q: float = 50) -> float:
         """The function's latency over the no-op floor's."""
         return self.p("function", q) / self.p("noop", q)
 
-
-@dataclasses.dataclass
-class Loaded:
-    """One kind, fleet size and number of concurrent callers: every server's stats under that
-    load."""
-
-    scenario: Scenario
-    fleet: int
-    callers: int
-    stats: dict[str, Stats]
-
     def cpu_ratio(self, role: str = "function") -> float:
-        """Server CPU per call, over the no-op floor's in the same load."""
-        return per(self.stats[role].cpu_us, self.stats["noop"].cpu_us)
+        """Server CPU per call, over the no-op floor's in the same load: NaN (n/a) where the floor
+        took less CPU than the process clock's tick, so one such cell does not lose the report."""
+        return ratio(self.stats[role].cpu_us, self.stats["noop"].cpu_us)
 
 
 @dataclasses.dataclass
 class Report:
+    """A run's figures, filled in as it measures them."""
+
     args: argparse.Namespace
-    machine: dict[str, str]
+    machine: str  # machine()
     load: dict[str, tuple[float, float, float]]  # os.getloadavg() at the start and the end
-    scenarios: list[Scenario]
-    cells: list[Cell]
-    memory_by_fleet: dict[int, dict[str, tuple[float, float]]]
-    memory_loaded: dict[str, tuple[float, float]]  # after the concurrent phase
-    concurrent: list[Loaded]
-    reconciles: dict[tuple[str, str], Reconciles]  # by kind and loop
-    audit: Audit  # the function's scrapes
-    duration_s: float
+    scenarios: list[Scenario] = dataclasses.field(default_factory=list)
+    cells: list[Cell] = dataclasses.field(default_factory=list)  # serial
+    memory_by_fleet: dict[int, dict[str, tuple[float, float]]] = dataclasses.field(
+        default_factory=dict
+    )
+    # After the concurrent phase.
+    memory_loaded: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    concurrent: list[Cell] = dataclasses.field(default_factory=list)
+    # By kind and loop.
+    reconciles: dict[tuple[str, str], Stats] = dataclasses.field(default_factory=dict)
+    audit: Audit = dataclasses.field(default_factory=Audit)  # the function's scrapes
+    duration_s: float = 0.0
 
     def cell(self, scenario: Scenario, fleet: int) -> Cell:
-        return next(c for c in self.cells if c.scenario is scenario and c.fleet == fleet)
+        (cell,) = [c for c in self.cells if c.scenario is scenario and c.fleet == fleet]
+        return cell
 
     def fleet_table(self) -> str:
         return rows_table(
@@ -133,7 +121,7 @@ class Report:
                 "fn p99 ms": fmt(cell.p("function", 99), 3),
                 "no-op p50": fmt(cell.p("noop", 50), 3),
                 "no-op p99": fmt(cell.p("noop", 99), 3),
-                "x no-op p50 / p99": f"{fmt(cell.ratio())} / {fmt(cell.ratio(q=99))}",
+                "x no-op p50 / p99": f"{fmt(cell.floor_ratio())} / {fmt(cell.floor_ratio(q=99))}",
                 "server CPU µs/call fn / no-op": " / ".join(
                     fmt(cell.stats[r].cpu_us, 0) for r in ROLES
                 ),
@@ -155,32 +143,31 @@ class Report:
 
     def serial_cpu_us(self, scenario: Scenario, fleet: int, role: str = "function") -> float:
         """A server's serial CPU per call for scenario at fleet (NaN: not measured)."""
-        cell = next((c for c in self.cells if c.scenario is scenario and c.fleet == fleet), None)
-        return cell.stats[role].cpu_us if cell is not None else float("nan")
-
-    def concurrent_row(self, loaded: Loaded, role: str) -> dict[str, str]:
-        st = loaded.stats[role]
-        serial = self.serial_cpu_us(loaded.scenario, loaded.fleet, role)
-        return {
-            "XR": loaded.scenario.kind,
-            "fleet": str(loaded.fleet),
-            "callers": str(loaded.callers),
-            "server": LABELS[role],
-            "calls/s": fmt(st.per_s, 0),
-            "errors": str(st.errors + st.bad),
-            "p50 ms": fmt(pct(st.latencies_ms, 50), 2),
-            "p99 ms": fmt(pct(st.latencies_ms, 99), 2),
-            "server CPU µs/call": fmt(st.cpu_us, 0),
-            "x no-op CPU": fmt(loaded.cpu_ratio(role)),
-            "x serial CPU": fmt(per(st.cpu_us, serial)),
-            "memo hits / calls": f"{st.memo[0]} / {sum(st.memo)}" if st.memo is not None else "",
-            "calls": str(st.calls),
-        }
+        measured = fleet in self.args.fleet_sizes
+        return self.cell(scenario, fleet).stats[role].cpu_us if measured else float("nan")
 
     def concurrent_table(self) -> str:
         return (
             rows_table(
-                self.concurrent_row(loaded, role) for loaded in self.concurrent for role in ROLES
+                {
+                    "XR": loaded.scenario.kind,
+                    "fleet": str(loaded.fleet),
+                    "callers": str(loaded.callers),
+                    "server": LABELS[role],
+                    "calls/s": fmt(ratio((st := loaded.stats[role]).calls, st.wall_s), 0),
+                    "errors": str(st.errors + st.bad),
+                    "p50 ms": fmt(loaded.p(role, 50)),
+                    "p99 ms": fmt(loaded.p(role, 99)),
+                    "server CPU µs/call": fmt(st.cpu_us, 0),
+                    "x no-op CPU": fmt(loaded.cpu_ratio(role)),
+                    "x serial CPU": fmt(
+                        ratio(st.cpu_us, self.serial_cpu_us(loaded.scenario, loaded.fleet, role))
+                    ),
+                    "memo hits / calls": f"{st.memo[0]} / {sum(st.memo)}" if st.memo else "",
+                    "calls": str(st.calls),
+                }
+                for loaded in self.concurrent
+                for role in ROLES
             )
             + "\n\nx serial CPU: over the same server's serial CPU per call in this run, same "
             "kind and fleet. memo hits: of the function's timed calls, those its memo answered "
@@ -191,12 +178,12 @@ class Report:
         return rows_table(
             {
                 "XR": f"{kind}, {loop}",
-                "calls per reconcile (mean)": fmt(rec.calls_per_reconcile),
-                "most common": "/".join(str(c) for c in statistics.multimode(rec.calls)),
+                "calls per reconcile (mean)": fmt(statistics.mean(rec.calls_per_reconcile)),
+                "most common": "/".join(map(str, statistics.multimode(rec.calls_per_reconcile))),
                 "reconcile p50 ms (sum of its calls)": fmt(pct(rec.latencies_ms, 50), 3),
                 "p99 ms": fmt(pct(rec.latencies_ms, 99), 3),
                 "function CPU µs per reconcile": fmt(rec.cpu_us, 0),
-                "reconciles": str(len(rec.calls)),
+                "reconciles": str(rec.calls),
             }
             for (kind, loop), rec in self.reconciles.items()
         )
@@ -232,7 +219,7 @@ class Report:
         smallest, largest = fleets[0], fleets[-1]
         sizes = f" at {' / '.join(str(f) for f in fleets)} XRs"
         for sc in self.scenarios:
-            ratios = [self.cell(sc, f).ratio() for f in fleets]
+            ratios = [self.cell(sc, f).floor_ratio() for f in fleets]
             yield (
                 f"{sc.kind}: p50 ≤ {GOAL_LATENCY_RATIO}x the no-op floor at every fleet size",
                 times(ratios) + sizes,
@@ -240,13 +227,11 @@ class Report:
             )
             if largest != smallest:
                 growth = ratios[-1] / ratios[0]
-                raw = self.cell(sc, largest).p("function", 50) / self.cell(sc, smallest).p(
-                    "function", 50
-                )
+                raw = [self.cell(sc, f).p("function", 50) for f in (smallest, largest)]
                 yield (
                     f"{sc.kind}: growth from {smallest} to {largest} XRs ≤ "
                     f"{GOAL_FLEET_GROWTH}x (ratio to the floor)",
-                    f"{fmt(growth)}x (function p50 alone: {fmt(raw)}x)",
+                    f"{fmt(growth)}x (function p50 alone: {fmt(raw[1] / raw[0])}x)",
                     growth <= GOAL_FLEET_GROWTH,
                 )
         peak = self.memory_by_fleet[largest]["function"][0]
@@ -275,7 +260,7 @@ class Report:
             loads = [c for c in self.concurrent if c.scenario is sc]
             where = " at " + " / ".join(f"{c.fleet} XRs x {c.callers}" for c in loads) + " callers"
             serial = [
-                per(c.stats["function"].cpu_us, self.serial_cpu_us(sc, c.fleet)) for c in loads
+                ratio(c.stats["function"].cpu_us, self.serial_cpu_us(sc, c.fleet)) for c in loads
             ]
             yield (
                 f"{sc.kind}: server CPU per call under concurrent callers ≤ "
@@ -284,11 +269,11 @@ class Report:
                 all(r <= GOAL_CONCURRENT_SERIAL_RATIO for r in serial),
             )
         for (kind, loop), rec in self.reconciles.items():
-            goal = GOAL_CALLS[kind, loop]
+            goal, most = GOAL_CALLS[kind, loop], max(rec.calls_per_reconcile)
             yield (
                 f"{kind}, {loop}: calls per converged reconcile ≤ {goal}",
-                f"{fmt(rec.calls_per_reconcile)} (max {max(rec.calls)})",
-                max(rec.calls) <= goal,
+                f"{fmt(statistics.mean(rec.calls_per_reconcile))} (max {most})",
+                most <= goal,
             )
         problems = self.audit.problems()
         final = self.audit.final
@@ -300,13 +285,6 @@ class Report:
             else f"{final.calls_counted:.0f} counted, {final.calls_sent} sent; the "
             f"{len(self.audit.periodic)} scrapes before it never ahead, never going back",
             not problems,
-        )
-
-    def machine_line(self) -> str:
-        m = self.machine
-        return (
-            f"{m['cpu']}, {m['cores']} cores, {m['ram']} RAM; Python {m['python']}, grpcio {m['grpcio']}, "
-            f"protobuf {m['protobuf']}; commit {m['commit']}; function/ sha256 {m['function_sha']}"
         )
 
     def load_line(self) -> str:
@@ -326,7 +304,7 @@ class Report:
             "# Benchmark results\n\n"
             "Generated by `make bench` (`hack/bench/`); see `bench/README.md` for the method.\n\n"
             f"- Date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}\n"
-            f"- Machine: {self.machine_line()}\n"
+            f"- Machine: {self.machine}\n"
             f"- Load average (1 / 5 / 15 min; other work shares these cores): {self.load_line()}\n"
             f"- Run: fleets of {', '.join(str(f) for f in a.fleet_sizes)} XRs per kind, "
             f"each {a.calls} serial calls per server (at least one per XR) after "

@@ -11,7 +11,8 @@ some byte strings overwritten in place at fixed width, so that
   derives them. Member names keep the base XR's lengths, so every protobuf length prefix in the
   serialized request stays valid and a member costs one bytes copy, not a re-encode.
 
-Adding a scenario: build the observed state in `xrs.py`, then its request here (`_build`, KINDS).
+Adding a scenario: build the observed state in `xrs.py`, then its request here (`_build`,
+`build_scenarios`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import copy
 import dataclasses
 import functools
 import itertools
+import json
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -48,14 +50,12 @@ from harness.fixtures import desired, request
 XR_RV_SENTINEL = "900000000001"
 OBSERVED_RV_SENTINEL = "900000000002"
 TAG_SENTINEL = "bench-tag-" + "0" * 53 + "1"  # 64 characters, like Crossplane's sha256 tag
-
-
-def _rv(n: int) -> bytes:
-    return f"{910000000000 + n:012d}".encode()
-
-
-def _tag(n: int) -> bytes:
-    return f"bench-tag-{n:054d}".encode()
+# Each sentinel, and its value in call n.
+PER_CALL: tuple[tuple[str, Callable[[int], bytes]], ...] = (
+    (XR_RV_SENTINEL, lambda n: f"{910000000000 + n:012d}".encode()),
+    (OBSERVED_RV_SENTINEL, lambda n: f"{910000000000 + n:012d}".encode()),
+    (TAG_SENTINEL, lambda n: f"bench-tag-{n:054d}".encode()),
+)
 
 
 _COUNTER = itertools.count(1)
@@ -106,27 +106,6 @@ def _cloud_name(who: Identity, limit: int) -> str:
     return cloud_name(who.namespace, who.name, limit)
 
 
-def identity_renames(base: Identity, documents: Any) -> dict[str, Callable[[Identity], str]]:
-    """Every string in documents that derives from the base XR's identity, and how a member's
-    version of it is derived: composed names, cloud names, then the name, namespace and uid."""
-    renames: dict[str, Callable[[Identity], str]] = {}
-    strings = set(_strings(documents))
-    composed = re.compile(rf"{re.escape(base.name)}-(.+)-[0-9a-f]{{5}}")
-    for text in strings:
-        match = composed.fullmatch(text)
-        part = match.group(1) if match else None
-        if part is not None and composed_name(base.name, part) == text:
-            renames[text] = functools.partial(_composed_name, part=part)
-    for limit in (COREWEAVE_NAME_LIMIT, CIVO_NAME_LIMIT):
-        old = cloud_name(base.namespace, base.name, limit)
-        if old in strings:
-            renames[old] = functools.partial(_cloud_name, limit=limit)
-    renames[base.name] = lambda who: who.name
-    renames[base.namespace] = lambda who: who.namespace
-    renames[base.uid] = lambda who: who.uid
-    return renames
-
-
 class Template:
     """A serialized request and the spots rewritten per member and per call."""
 
@@ -150,11 +129,7 @@ class Template:
             return found
 
         self.per_call: list[tuple[int, int, Callable[[int], bytes]]] = []
-        for sentinel, make in (
-            (XR_RV_SENTINEL, _rv),
-            (OBSERVED_RV_SENTINEL, _rv),
-            (TAG_SENTINEL, _tag),
-        ):
+        for sentinel, make in PER_CALL:
             spots = occurrences(sentinel.encode())
             if len(spots) != 1:
                 raise SystemExit(f"bench: sentinel {sentinel} occurs {len(spots)} times")
@@ -202,13 +177,24 @@ class Scenario:
     members: int
     template: Template = dataclasses.field(init=False)
     renames: dict[str, Callable[[Identity], str]] = dataclasses.field(init=False)
-    _variants: dict[tuple[tuple[str, tuple[str, ...]], ...], Template] = dataclasses.field(
-        init=False, default_factory=dict
-    )
+    _variants: dict[str, Template] = dataclasses.field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        everything = [self.xr, self.observed, self.cluster_objects]
-        self.renames = identity_renames(self.base, everything)
+        # Every string of the request that derives from the base XR's identity, and how a
+        # member's version of it is derived: composed names, cloud names, then the name,
+        # namespace and uid.
+        base, strings = self.base, set(_strings([self.xr, self.observed, self.cluster_objects]))
+        composed = re.compile(rf"{re.escape(base.name)}-(.+)-[0-9a-f]{{5}}")
+        self.renames = {}
+        for text in strings:
+            if (match := composed.fullmatch(text)) and composed_name(base.name, match[1]) == text:
+                self.renames[text] = functools.partial(_composed_name, part=match[1])
+        for limit in (COREWEAVE_NAME_LIMIT, CIVO_NAME_LIMIT):
+            if (old := cloud_name(base.namespace, base.name, limit)) in strings:
+                self.renames[old] = functools.partial(_cloud_name, limit=limit)
+        self.renames[base.name] = lambda who: who.name
+        self.renames[base.namespace] = lambda who: who.namespace
+        self.renames[base.uid] = lambda who: who.uid
         self.template = self.variant(self.final_required)
 
     def call(self, member: int, n: int) -> bytes:
@@ -218,12 +204,7 @@ class Scenario:
     def variant(self, required: dict[str, list[dict[str, Any]]] | None) -> Template:
         """The template of this request on a pass of the requirements loop that carries
         `required` (None: the first pass, nothing fetched yet)."""
-        key = tuple(
-            sorted(
-                (name, tuple(o["metadata"]["name"] for o in objs))
-                for name, objs in (required or {}).items()
-            )
-        )
+        key = json.dumps(required, sort_keys=True)
         template = self._variants.get(key)
         if template is None:
             req = request(self.xr, self.observed, required, self.step_input)
@@ -242,16 +223,20 @@ class Scenario:
             self._variants[key] = template
         return template
 
-    def resolve(self, selector: fnv1.ResourceSelector) -> list[dict[str, Any]]:
-        """What Crossplane fetches for a requirement of member 0 (other members' objects are
-        renamed with the request)."""
+    def resolve(
+        self, selector: fnv1.ResourceSelector, base_names: dict[str, str]
+    ) -> list[dict[str, Any]]:
+        """What Crossplane fetches for a requirement of a member whose names, mapped back to the
+        base XR's by base_names, are member 0's (other members' objects are renamed with the
+        request)."""
+        name, namespace = (base_names.get(s, s) for s in (selector.match_name, selector.namespace))
         return [
             o
             for o in self.cluster_objects
             if o["apiVersion"] == selector.api_version
             and o["kind"] == selector.kind
-            and o["metadata"]["name"] == selector.match_name
-            and (not selector.namespace or o["metadata"].get("namespace") == selector.namespace)
+            and o["metadata"]["name"] == name
+            and (not namespace or o["metadata"].get("namespace") == namespace)
         ]
 
 
@@ -268,32 +253,12 @@ def runner_response(req: fnv1.RunFunctionRequest) -> fnv1.RunFunctionResponse:
 
 def check_response(scenario: Scenario, rsp: fnv1.RunFunctionResponse, where: str) -> None:
     fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
-    if fatal:
-        raise SystemExit(f"bench: {scenario.kind} ({where}): FATAL {fatal}")
-    if len(rsp.desired.resources) != scenario.expected:
-        raise SystemExit(
-            f"bench: {scenario.kind} ({where}): {len(rsp.desired.resources)} desired resources, "
-            f"expected {scenario.expected}"
-        )
     not_ready = [k for k, r in rsp.desired.resources.items() if r.ready != fnv1.READY_TRUE]
-    if not_ready:
-        raise SystemExit(f"bench: {scenario.kind} ({where}): not ready {not_ready}")
-
-
-def check_member(scenario: Scenario, member: int) -> None:
-    """Untimed: member's request composes a converged XR under exactly the names its observed
-    resources carry, with no result and no requirement left to fetch."""
-    req = fnv1.RunFunctionRequest.FromString(scenario.template.make(member, next_n()))
-    rsp = runner_response(req)
-    where = f"member {member}, in-process"
-    check_response(scenario, rsp, where)
-    if rsp.results:
-        raise SystemExit(f"bench: {scenario.kind} ({where}): results {list(rsp.results)}")
-    composed = desired(rsp)
-    for key, observed in req.observed.resources.items():
-        name = struct_to_dict(observed.resource)["metadata"]["name"]
-        if composed[key]["metadata"]["name"] != name:
-            raise SystemExit(f"bench: {scenario.kind} ({where}): {key} is not named {name}")
+    if fatal or not_ready or len(rsp.desired.resources) != scenario.expected:
+        raise SystemExit(
+            f"bench: {scenario.kind} ({where}): FATAL {fatal}, not ready {not_ready}, "
+            f"{len(rsp.desired.resources)} desired resources, expected {scenario.expected}"
+        )
 
 
 def _build(kind: str, members: int) -> Scenario:
@@ -329,23 +294,26 @@ def _build(kind: str, members: int) -> Scenario:
         members=members,
     )
     # Untimed checks: the dressed request composes exactly what the clean one does, and fleet
-    # members are XRs of their own.
-    probe = fnv1.RunFunctionRequest.FromString(scenario.template.make(0, next_n()))
-    probe_xr = struct_to_dict(probe.observed.composite.resource)
-    if probe_xr["metadata"]["resourceVersion"] == XR_RV_SENTINEL:
-        raise SystemExit("bench: the per-call patch did not change the request")
-    base = request(scenario.xr, scenario.observed, required or None, world.step_input)
-    check_response(scenario, runner_response(base), "base, in-process")
-    if desired(runner_response(base)) != desired(clean):
-        raise SystemExit(f"bench: {scenario.kind}: the request composes something else")
+    # members are XRs of their own, composed under exactly the names their observed resources
+    # carry, with no result.
+    rsp = runner_response(request(xr, observed, required or None, world.step_input))
+    check_response(scenario, rsp, "base, in-process")
+    if desired(rsp) != desired(clean):
+        raise SystemExit(f"bench: {kind}: the request composes something else")
     for member in sorted({0, min(1, members - 1), members - 1}):
-        check_member(scenario, member)
+        req = fnv1.RunFunctionRequest.FromString(scenario.template.make(member, next_n()))
+        rsp = runner_response(req)
+        check_response(scenario, rsp, where := f"member {member}, in-process")
+        if rsp.results:
+            raise SystemExit(f"bench: {kind} ({where}): results {list(rsp.results)}")
+        composed = desired(rsp)
+        for key, observed_resource in req.observed.resources.items():
+            name = struct_to_dict(observed_resource.resource)["metadata"]["name"]
+            if composed[key]["metadata"]["name"] != name:
+                raise SystemExit(f"bench: {kind} ({where}): {key} is not named {name}")
     return scenario
-
-
-KINDS = ("CoreWeaveCluster", "CivoCluster")
 
 
 def build_scenarios(members: int) -> list[Scenario]:
     """Every kind, each with `members` fleet members."""
-    return [_build(kind, members) for kind in KINDS]
+    return [_build(kind, members) for kind in ("CoreWeaveCluster", "CivoCluster")]

@@ -34,9 +34,11 @@ class Scrape:
     memo: tuple[float, float]  # inference_clusters_memo_answers_total: (hits, misses), all kinds
 
 
-def scrape(server: Server, metrics_port: int) -> Scrape:
-    """One GET of http://127.0.0.1:metrics_port/metrics (OSError or ValueError when it fails)."""
-    connection = http.client.HTTPConnection("127.0.0.1", metrics_port, timeout=SCRAPE_TIMEOUT_S)
+def scrape(server: Server) -> Scrape:
+    """One GET of the server's /metrics (OSError or ValueError when it fails)."""
+    connection = http.client.HTTPConnection(
+        "127.0.0.1", server.metrics_port, timeout=SCRAPE_TIMEOUT_S
+    )
     try:
         connection.request("GET", "/metrics")
         answer = connection.getresponse()
@@ -88,19 +90,16 @@ class Audit:
         return found
 
 
-class Scraper:
-    """Scrapes a server's metrics every SCRAPE_INTERVAL_S from a daemon thread until finish()."""
+class Scraper(threading.Thread):
+    """Scrapes a server's metrics every SCRAPE_INTERVAL_S from a daemon thread, started at once,
+    until finish()."""
 
-    def __init__(self, server: Server, metrics_port: int) -> None:
-        self.server, self.metrics_port = server, metrics_port
-        self.audit = Audit()
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="metrics-scraper", daemon=True)
+    def __init__(self, server: Server) -> None:
+        super().__init__(name="metrics-scraper", daemon=True)
+        self.server, self.audit, self._stopping = server, Audit(), threading.Event()
+        self.start()
 
-    def start(self) -> None:
-        self._thread.start()
-
-    def _loop(self) -> None:
+    def run(self) -> None:
         # As Prometheus does: the first scrape one interval in, not at once.
         while not self._stopping.wait(SCRAPE_INTERVAL_S):
             taken = self._take()
@@ -109,15 +108,14 @@ class Scraper:
 
     def _take(self) -> Scrape | None:
         try:
-            return scrape(self.server, self.metrics_port)
+            return scrape(self.server)
         except (OSError, ValueError) as error:
             self.audit.failures.append(f"{type(error).__name__}: {error}")
             return None
 
     def stop(self) -> None:
         self._stopping.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=SCRAPE_TIMEOUT_S * 2)
+        self.join(timeout=SCRAPE_TIMEOUT_S * 2)
 
     def finish(self) -> Audit:
         """Stop the thread, then scrape once more: call after the server's last call."""

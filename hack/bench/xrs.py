@@ -28,7 +28,6 @@ from harness.fixtures import (
     coreweave_pool,
     coreweave_xr,
     credentials_secret,
-    readiness,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,21 +80,11 @@ def condition(
     return {**fixtures.condition(type_, status, reason, SYNCED_AT), **extra}
 
 
-def live_object(manifest: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The in-cluster object provider-kubernetes reports in status.atProvider.manifest, bare:
-    `noise.py` adds the metadata the API server puts on it."""
-    live = copy.deepcopy(manifest)
-    if status:
-        live["status"] = status
-    return live
-
-
 def live_nodepool(applied: dict[str, Any], *, target_nodes: int) -> dict[str, Any]:
-    """A CKS NodePool as its controller reports it: defaults filled in, at its target size."""
-    spec = applied["spec"]
-    live = copy.deepcopy(applied)
-    live["spec"] = {
-        **spec,
+    """A CKS NodePool as its controller reports it in the Object's status.atProvider.manifest:
+    defaults filled in, at its target size (bare: `noise.py` adds the API server's metadata)."""
+    spec = {
+        **applied["spec"],
         "targetNodes": target_nodes,
         "lifecycle": {"disableUnhealthyNodeEviction": False, "scaleDownStrategy": "IdleOnly"},
         "computeClass": "default",
@@ -111,70 +100,54 @@ def live_nodepool(applied: dict[str, Any], *, target_nodes: int) -> dict[str, An
         "queuedNodes": 0,
         "nodeProfile": spec["instanceType"],
     }
-    return live_object(live, status)
+    return {**applied, "spec": spec, "status": status}
 
 
-def _echo(world: World, key: str) -> dict[str, Any]:
-    """atProvider echoes forProvider without the *Ref/*Selector helpers."""
-    return {
-        k: copy.deepcopy(v)
-        for k, v in world.observed[key]["spec"]["forProvider"].items()
-        if not k.endswith("Ref") and not k.endswith("Selector")
-    }
+def _provided(world: World, key: str, **at_provider: Any) -> None:
+    """key Ready, its provider reporting at_provider after forProvider, echoed without the
+    *Ref/*Selector helpers (World.report copies what it reports)."""
+    for_provider = world.observed[key]["spec"]["forProvider"]
+    echo = {k: v for k, v in for_provider.items() if not k.endswith(("Ref", "Selector"))}
+    world.ready(key, atProvider={**echo, **at_provider})
 
 
-def step_input(cloud: str) -> dict[str, Any]:
+def _world(xr: dict[str, Any], cloud: str, *cluster_objects: dict[str, Any]) -> World:
+    """xr's World, with its Composition's step input and the cluster's objects, reconciled once."""
     composition = yaml.safe_load((ROOT / "apis" / cloud / "composition.yaml").read_text())
-    return dict(composition["spec"]["pipeline"][0]["input"])
-
-
-def converge(world: World, label: str) -> fnv1.RunFunctionResponse:
-    rsp = world.reconcile()
-    problems = [r.message for r in rsp.results]
-    not_ready = [k for k, ready in readiness(rsp).items() if not ready]
-    if problems or not_ready:
-        raise SystemExit(
-            f"bench: {label} did not converge: results {problems}, not ready {not_ready}"
-        )
-    return rsp
+    started = World(xr, step_input=dict(composition["spec"]["pipeline"][0]["input"]))
+    started.cluster_objects = list(cluster_objects)
+    started.reconcile()
+    return started
 
 
 def converged_coreweave() -> tuple[World, fnv1.RunFunctionResponse]:
-    world = World(
-        coreweave_xr(nodePools=copy.deepcopy(COREWEAVE_POOLS)),
-        step_input=step_input("coreweaveclusters"),
-    )
-    world.cluster_objects = [CLUSTER_PROVIDER_CONFIG, credentials_secret()]
-    world.reconcile()
-    world.ready(
+    xr = coreweave_xr(nodePools=copy.deepcopy(COREWEAVE_POOLS))
+    world = _world(xr, "coreweaveclusters", CLUSTER_PROVIDER_CONFIG, credentials_secret())
+    _provided(
+        world,
         "vpc",
-        atProvider={
-            **_echo(world, "vpc"),
-            "id": "6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
-            "hostPrefix": "10.176.0.0/18",
-            "hostPrefixes": [{"name": "primary", "prefixes": ["10.176.0.0/18"], "type": "PRIMARY"}],
-            "dhcp": {"dns": {"servers": ["10.16.0.10"]}},
-            "ingress": {"disablePublicServices": False},
-            "egress": {"disablePublicAccess": False},
-        },
+        id="6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
+        hostPrefix="10.176.0.0/18",
+        hostPrefixes=[{"name": "primary", "prefixes": ["10.176.0.0/18"], "type": "PRIMARY"}],
+        dhcp={"dns": {"servers": ["10.16.0.10"]}},
+        ingress={"disablePublicServices": False},
+        egress={"disablePublicAccess": False},
     )
-    world.ready(
+    _provided(
+        world,
         "cks-cluster",
-        atProvider={
-            **_echo(world, "cks-cluster"),
-            "id": "c5b1f0e2-7d3a-4b9c-a1e8-3f6d2c9b0a17",
-            "vpcId": "6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
-            "apiServerEndpoint": ENDPOINT,
-            "status": "STATUS_RUNNING",
-            "serviceAccountOidcIssuerUrl": "https://oidc.cks.coreweave.com/id/c5b1f0e2",
-            "sharedStorageClusterId": "vast-us-east-04a-1",
-            "nodePortRange": {"start": 30000, "end": 32767},
-            "auditPolicy": "",
-            "additionalServerSans": [],
-            "oidc": {},
-            "authnWebhook": {},
-            "authzWebhook": {},
-        },
+        id="c5b1f0e2-7d3a-4b9c-a1e8-3f6d2c9b0a17",
+        vpcId="6a0d2c7e-9b1f-4e3a-8c5d-2f7e9a1b3c4d",
+        apiServerEndpoint=ENDPOINT,
+        status="STATUS_RUNNING",
+        serviceAccountOidcIssuerUrl="https://oidc.cks.coreweave.com/id/c5b1f0e2",
+        sharedStorageClusterId="vast-us-east-04a-1",
+        nodePortRange={"start": 30000, "end": 32767},
+        auditPolicy="",
+        additionalServerSans=[],
+        oidc={},
+        authnWebhook={},
+        authzWebhook={},
     )
     world.ready("usage-vpc-by-cluster")
     world.reconcile()
@@ -203,40 +176,32 @@ def converged_coreweave() -> tuple[World, fnv1.RunFunctionResponse]:
         "volumeBindingMode": "Immediate",
         "allowVolumeExpansion": True,
     }
-    world.ready("shared-vast-observer", atProvider={"manifest": live_object(shared_vast)})
+    world.ready("shared-vast-observer", atProvider={"manifest": shared_vast})
     world.ready("usage-kubeconfig-by-providerconfig")
     world.report("kubernetes-providerconfig")
     world.reconcile()
     clone = world.observed["rwx-storageclass"]["spec"]["forProvider"]["manifest"]
-    world.ready("rwx-storageclass", atProvider={"manifest": live_object(clone)})
+    world.ready("rwx-storageclass", atProvider={"manifest": clone})
     # The settings Object of an autoscaled pool sees the same live pool as its creator.
     for key in autoscaled:
-        settings = "autoscaled-" + key
-        live = world.observed[key]["status"]["atProvider"]
-        world.ready(settings, atProvider=copy.deepcopy(live))
+        world.ready("autoscaled-" + key, atProvider=world.observed[key]["status"]["atProvider"])
     world.observed["kubeconfig"].pop("status", None)  # Secrets have no status; they exist.
-    return world, converge(world, "CoreWeaveCluster")
+    return world, world.reconcile()
 
 
 def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
-    world = World(
-        civo_xr(nodePools=copy.deepcopy(CIVO_POOLS)), step_input=step_input("civoclusters")
-    )
     # The cluster's connection Secret, read until the function knows which key holds the
     # kubeconfig; the converged XR's status names that key.
-    world.cluster_objects = [civo_connection_secret()]
-    world.reconcile()
-    network = _echo(world, "network")
-    world.ready(
+    xr = civo_xr(nodePools=copy.deepcopy(CIVO_POOLS))
+    world = _world(xr, "civoclusters", civo_connection_secret())
+    _provided(
+        world,
         "network",
-        atProvider={
-            **network,
-            "id": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
-            "name": network["label"],
-            "cidrV4": "192.168.1.0/24",
-            "default": False,
-            "nameserversV4": ["8.8.8.8", "1.1.1.1"],
-        },
+        id="1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
+        name=world.observed["network"]["spec"]["forProvider"]["label"],
+        cidrV4="192.168.1.0/24",
+        default=False,
+        nameserversV4=["8.8.8.8", "1.1.1.1"],
     )
     rules = [
         {
@@ -248,37 +213,33 @@ def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
         }
         for p in ("tcp", "udp", "icmp")
     ]
-    world.ready(
+    _provided(
+        world,
         "firewall",
-        atProvider={
-            **_echo(world, "firewall"),
-            "id": "8c2a4e6f-1b3d-4a5c-9e7f-0d2b4c6e8a1f",
-            "networkId": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
-            "ingressRule": rules,
-            "egressRule": rules,
-        },
+        id="8c2a4e6f-1b3d-4a5c-9e7f-0d2b4c6e8a1f",
+        networkId="1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
+        ingressRule=rules,
+        egressRule=rules,
     )
-    world.ready(
+    _provided(
+        world,
         "civo-cluster",
-        atProvider={
-            **_echo(world, "civo-cluster"),
-            "id": "5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
-            "apiEndpoint": "https://74.220.17.2:6443",
-            "masterIp": "74.220.17.2",
-            "dnsEntry": "5f0b2d4e.k8s.civo.com",
-            "status": "ACTIVE",
-            "ready": True,
-            "clusterType": "k3s",
-            "createdAt": CREATED,
-            "firewallId": "8c2a4e6f-1b3d-4a5c-9e7f-0d2b4c6e8a1f",
-            "networkId": "1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
-            "numTargetNodes": 2,
-            "targetNodesSize": "g4s.kube.medium",
-            "installedApplications": [
-                {"application": a, "category": "architecture", "installed": True, "version": v}
-                for a, v in (("cilium", "1.16.3"), ("metrics-server", "0.7.2"))
-            ],
-        },
+        id="5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
+        apiEndpoint="https://74.220.17.2:6443",
+        masterIp="74.220.17.2",
+        dnsEntry="5f0b2d4e.k8s.civo.com",
+        status="ACTIVE",
+        ready=True,
+        clusterType="k3s",
+        createdAt=CREATED,
+        firewallId="8c2a4e6f-1b3d-4a5c-9e7f-0d2b4c6e8a1f",
+        networkId="1d3e5a7c-2b4d-4f6a-8c0e-1a3c5e7f9b2d",
+        numTargetNodes=2,
+        targetNodesSize="g4s.kube.medium",
+        installedApplications=[
+            {"application": a, "category": "architecture", "installed": True, "version": v}
+            for a, v in (("cilium", "1.16.3"), ("metrics-server", "0.7.2"))
+        ],
     )
     for key in ("usage-network-by-cluster", "usage-firewall-by-cluster"):
         world.ready(key)
@@ -289,16 +250,14 @@ def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
         count = pool.get("maxNodeCount", 0) // 2 or pool["nodeCount"]
         observed = world.observed[key]
         observed["metadata"]["annotations"]["crossplane.io/external-name"] = pool_id
-        world.ready(
+        _provided(
+            world,
             key,
-            atProvider={
-                **_echo(world, key),
-                "id": pool_id,
-                "clusterId": "5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
-                "nodeCount": count,
-                "instanceNames": [f"k3s-{pool['name']}-{index}{n:03d}" for n in range(count)],
-                "publicIpNodePool": False,
-            },
+            id=pool_id,
+            clusterId="5f0b2d4e-6a8c-4e0a-b2d4-6f8a0c2e4b6d",
+            nodeCount=count,
+            instanceNames=[f"k3s-{pool['name']}-{index}{n:03d}" for n in range(count)],
+            publicIpNodePool=False,
         )
     world.reconcile()
     world.ready(
@@ -313,4 +272,4 @@ def converged_civo() -> tuple[World, fnv1.RunFunctionResponse]:
         },
     )
     world.report("helm-providerconfig")
-    return world, converge(world, "CivoCluster")
+    return world, world.reconcile()
