@@ -8,17 +8,17 @@ import math
 import pytest
 
 from hack.fleet.report import (
+    READY_COLUMNS,
     Cost,
     KindFigures,
-    Memo,
     Run,
     cost_rows,
     per_xr_hour,
     percentile,
-    ready_row,
     render,
     table,
 )
+from harness.e2e.operability import Counted
 
 MIB = 1024 * 1024
 
@@ -73,16 +73,8 @@ def test_table_pads_every_column_to_its_widest_cell() -> None:
 
 
 def _kind(ready: tuple[float, ...], created: int = 4) -> KindFigures:
-    return KindFigures(
-        kind="CivoCluster",
-        created=created,
-        ready_seconds=ready,
-        expected_calls=1,
-        reconciles=8,
-        calls=8,
-        memoised=8,
-        as_expected=4,
-    )
+    # 1 call per reconcile expected; 8 reconciles, 8 calls, 8 memoised; 4 XRs at the figure.
+    return KindFigures("CivoCluster", created, ready, 1, 8, 8, 8, 4)
 
 
 @pytest.mark.parametrize(
@@ -94,7 +86,7 @@ def _kind(ready: tuple[float, ...], created: int = 4) -> KindFigures:
     ],
 )
 def test_ready_row(ready: tuple[float, ...], expected: list[str]) -> None:
-    assert ready_row(_kind(ready)) == expected
+    assert [cell(_kind(ready)) for _, cell in READY_COLUMNS] == expected
 
 
 def test_cost_rows_share_only_the_control_plane() -> None:
@@ -129,7 +121,7 @@ def _run() -> Run:
         window_seconds=1800.0,
         kinds=[_kind((10.0, 20.0), created=2), _kind((30.0, 40.0), created=2)],
         costs=[Cost("function", 1, 2.0, 64 * MIB, 65 * MIB), Cost("etcd", 1, 6.0, MIB, MIB)],
-        memo=Memo(metric_calls=8, metric_hits=8),
+        memo=Counted(calls=8, memo_hits=8),
         deletion=["Complete: every XR and everything it composed gone in 42 s."],
         notes=["a note"],
         work_dir="fic-fleet-x",
@@ -180,6 +172,18 @@ def test_render_tables() -> None:
 )
 def test_render_says(said: str) -> None:
     assert said in _prose(render(_run()))
+
+
+def test_a_run_that_stopped_before_sending_its_fleet_still_renders_its_tables() -> None:
+    run = _run()
+    run.kinds = []
+    lines = render(run).splitlines()
+    ready = lines.index("## Time to Ready (creation to Ready=True, per XR)")
+    assert lines[ready + 2 : ready + 5] == [
+        "| kind | Ready / created | p50 s | p90 s | max s |",
+        "|------|-----------------|-------|-------|-------|",
+        "",
+    ]
 
 
 def test_render_says_when_crossplane_ran_off_its_default_rate() -> None:

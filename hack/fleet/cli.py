@@ -19,14 +19,12 @@ import argparse
 import datetime
 import os
 import shutil
-import sys
 import tempfile
 import time
 import traceback
 from pathlib import Path
 
 from hack.fleet import about, errors, fakecloud, lifecycle, window
-from hack.fleet.errors import Found
 from hack.fleet.report import CROSSPLANE_RECONCILE_RATE, Run, render
 from hack.fleet.xrs import Member, autoscaled, fleet
 from harness.e2e.binaries import REPO, locate
@@ -52,8 +50,6 @@ DELETE_SECONDS = 300
 OUTPUT = REPO / "bench" / "fleet.md"
 # Changes in the idle window listed one by one (watch-events.tsv in the work folder has all).
 CHANGES_LISTED = 20
-# FLEET_KEEP=1 keeps a successful run's work folder (logs, watch-events.tsv) for reading.
-KEEP_ENV = "FLEET_KEEP"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -79,18 +75,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="Crossplane core's --max-reconcile-rate, each controller's reconcile workers "
         f"(default ${RECONCILE_RATE_ENV} or Crossplane's own {CROSSPLANE_RECONCILE_RATE})",
     )
-    parser.add_argument("--window", type=float, default=WINDOW_SECONDS, help="idle window, s")
-    parser.add_argument(
-        "--converge-timeout", type=float, default=CONVERGE_SECONDS, help="time to Ready, s"
-    )
-    parser.add_argument(
-        "--idle-fake-cloud-interval",
-        type=float,
-        default=fakecloud.IDLE_LOOP_SECONDS,
-        help="seconds the fake providers wait between passes while the fleet is idle "
-        "(0.5 keeps their bring-up pace)",
-    )
-    parser.add_argument("--output", type=Path, default=OUTPUT, help="the report to write")
     args = parser.parse_args(argv)
     if args.size < 1:
         parser.error("--size must be at least 1")
@@ -126,7 +110,7 @@ def harness_notes(run: Run, members: list[Member], sent_within: float) -> None:
             "this machine at this N (their row below: memory and CPU per cluster). "
             f"${AUTOSCALED_ENV}=<k> fixes that pool on all but the first k."
         )
-    if run.civo_autoscaled < len(civo):
+    else:  # run.civo_autoscaled counts the CivoClusters that autoscale: never more than all
         run.notes.append(
             f"{len(civo) - run.civo_autoscaled} of the {len(civo)} CivoClusters have the "
             f"example's autoscaled pool fixed at its initial size (${AUTOSCALED_ENV}, "
@@ -138,21 +122,15 @@ def harness_notes(run: Run, members: list[Member], sent_within: float) -> None:
 
 def command(args: argparse.Namespace) -> str:
     """The command that repeats this run: `make fleet`, with the variables it changed."""
-    changed = [
-        f"{name}={value}"
-        for name, value, default in (
-            (SIZE_ENV, args.size, DEFAULT_SIZE),
-            (RECONCILE_RATE_ENV, args.reconcile_rate, CROSSPLANE_RECONCILE_RATE),
-        )
-        if value != default
-    ]
-    return " ".join([*changed, "make fleet"])
+    size = f"{SIZE_ENV}={args.size} " if args.size != DEFAULT_SIZE else ""
+    rate = args.reconcile_rate
+    rate_set = f"{RECONCILE_RATE_ENV}={rate} " if rate != CROSSPLANE_RECONCILE_RATE else ""
+    return f"{size}{rate_set}make fleet"
 
 
-def write(run: Run, output: Path) -> None:
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(render(run))
-    say(f"wrote {output}")
+def write(run: Run) -> None:
+    OUTPUT.write_text(render(run))
+    say(f"wrote {OUTPUT}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,8 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     engine = next(e for e in engines() if e.primary)
     binaries = locate(engine.row)
-    missing = binaries.missing()
-    if missing:
+    if missing := binaries.missing():
         print(f"fleet: binaries not built, e.g. {missing[0]}; run `make controlplane`")
         return 2
     members = fleet(args.size, args.civo_autoscaled)
@@ -174,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         size=args.size,
         civo_autoscaled=sum(1 for m in members if autoscaled(m) and m.kind.kind == "CivoCluster"),
         reconcile_rate=args.reconcile_rate,
-        window_seconds=args.window,
+        window_seconds=WINDOW_SECONDS,
         work_dir=str(work),
     )
     suite: Suite | None = None
@@ -184,19 +161,20 @@ def main(argv: list[str] | None = None) -> int:
         rate = f"--max-reconcile-rate={args.reconcile_rate}"
         suite = start(work, binaries, engine, crossplane_flags=(rate,))
         try:
-            succeeded = measure(run, suite, members, args)
+            succeeded = measure(run, suite, members)
         except Exception as error:  # what was measured is still worth a report, and deletion
             traceback.print_exc()
             run.errors.append(f"the run stopped early: {type(error).__name__}: {error}")
-        write(run, args.output)
+        write(run)
         say(f"deleting {len(members)} XRs ...")
         run.deletion = lifecycle.delete(suite, members, DELETE_SECONDS)
         succeeded = succeeded and run.deletion[0].startswith("Complete")
-        write(run, args.output)
+        write(run)
     finally:
         if suite is not None:
             suite.stop()
-        if succeeded and os.environ.get(KEEP_ENV) != "1":
+        # FLEET_KEEP=1 keeps a successful run's work folder (logs, watch-events.tsv) for reading.
+        if succeeded and os.environ.get("FLEET_KEEP") != "1":
             shutil.rmtree(work, ignore_errors=True)
         else:
             say(f"logs and state kept in {work}")
@@ -204,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if succeeded else 1
 
 
-def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namespace) -> bool:
+def measure(run: Run, suite: Suite, members: list[Member]) -> bool:
     """Creates the fleet, waits for Ready, measures the idle window; fills `run`. True when the
     whole fleet converged and nothing changed in the window."""
     api, log = suite.plane.api, suite.log
@@ -212,33 +190,31 @@ def measure(run: Run, suite: Suite, members: list[Member], args: argparse.Namesp
     say(f"creating {len(members)} XRs ...")
     bring_up_started = time.monotonic()
     sent = lifecycle.create(api, members)
-    ready = lifecycle.wait_ready(api, members, args.converge_timeout)
+    ready = lifecycle.wait_ready(api, members, CONVERGE_SECONDS)
     run.bring_up_seconds = time.monotonic() - bring_up_started
     sent_within = max(sent.values()) - min(sent.values())
     took = lifecycle.ready_seconds(log, members, sent)
     harness_notes(run, members, sent_within)
     if ready != names:
-        say(f"only {len(ready)} of {len(members)} XRs Ready after {args.converge_timeout:.0f} s")
+        say(f"only {len(ready)} of {len(members)} XRs Ready after {CONVERGE_SECONDS} s")
         run.kinds = window.kind_figures(members, took, suite.engine)
         run.errors += [
-            f"not Ready after {args.converge_timeout:.0f} s: {line}"
+            f"not Ready after {CONVERGE_SECONDS} s: {line}"
             for line in lifecycle.not_ready(api, members)
         ]
-        run.errors += _observed_errors(suite, names, None)[0]
+        run.errors += errors.observed(suite, names)[0]
         return False
-    with fakecloud.slowed(suite.cloud, args.idle_fake_cloud_interval):
-        return idle(run, suite, members, took, args)
+    with fakecloud.slowed(suite.cloud):
+        return idle(run, suite, members, took)
 
 
-def idle(
-    run: Run, suite: Suite, members: list[Member], took: dict[str, float], args: argparse.Namespace
-) -> bool:
+def idle(run: Run, suite: Suite, members: list[Member], took: dict[str, float]) -> bool:
     """Settles the Ready fleet and measures the idle window; fills `run`. True when nothing
     changed in it."""
     log, names = suite.log, {m.name for m in members}
     run.notes.append(
         f"From the whole fleet Ready to the window's end the fake providers' loop waited "
-        f"{args.idle_fake_cloud_interval:g} s between passes (0.5 s during bring-up and "
+        f"{fakecloud.IDLE_LOOP_SECONDS:g} s between passes (0.5 s during bring-up and "
         "deletion; hack/fleet/fakecloud.py says why)."
     )
     say(f"all Ready; waiting until nothing changes for {QUIET_SECONDS} s ...")
@@ -247,55 +223,23 @@ def idle(
             f"The fleet was never quiet for {QUIET_SECONDS} s within {QUIET_TIMEOUT_SECONDS} s "
             "of being Ready; the window started anyway."
         )
-    say(f"idle window of {args.window:.0f} s ...")
+    say(f"idle window of {WINDOW_SECONDS} s ...")
     sample_errors: list[str] = []
     first = window.take(suite)
     # A measurement window, not a wait for a condition: it must last whole reconcile periods.
-    time.sleep(max(0.0, args.window - (time.monotonic() - first.usages.at)))
+    time.sleep(max(0.0, WINDOW_SECONDS - (time.monotonic() - first.at)))
     last = window.take(suite)
     # The last reconcile's calls reach the function's log a moment after the window.
     time.sleep(LOG_SETTLE_SECONDS)
-    run.window_seconds = last.usages.at - first.usages.at
+    run.window_seconds = last.at - first.at
     changes_seen: list[str] = []
     run.kinds = window.per_kind(suite, members, took, first, last, changes_seen, run.off_figure)
-    run.costs = window.costs(first.usages, last.usages, sample_errors)
+    run.costs = window.costs(first, last, sample_errors)
     run.memo = window.memo(first, last)
     run.errors += [f"changed in the idle window: {line}" for line in changes_seen[:CHANGES_LISTED]]
     if len(changes_seen) > CHANGES_LISTED:
         run.errors.append(f"... and {len(changes_seen) - CHANGES_LISTED} more changes")
-    faults, faults_in_window = errors.function_faults(first, last)
-    observed, observed_in_window = _observed_errors(suite, names, first)
-    run.errors += sample_errors + faults + observed
-    run.problems_in_window = (
-        len(changes_seen) + len(sample_errors) + faults_in_window + observed_in_window
-    )
+    observed, observed_in_window = errors.observed(suite, names, first, last)
+    run.errors += sample_errors + observed
+    run.problems_in_window = len(changes_seen) + len(sample_errors) + observed_in_window
     return sum(k.real_changes for k in run.kinds) == 0 and not sample_errors
-
-
-def _observed_errors(suite: Suite, names: set[str], first: window.Sample | None) -> Found:
-    """Warning events, Synced=False, ERROR log lines, restarts, exits and the fake cloud's
-    errors, split at the window's start where there was one."""
-    start_utc = first.usages.utc if first else datetime.datetime.now(datetime.UTC)
-    start_at = first.usages.at if first else time.monotonic()
-    log_dir = suite.plane.processes.log_dir
-    lines: list[str] = []
-    in_window = 0
-    for found, count in (
-        errors.warning_events(suite.plane.api, start_utc),
-        errors.synced_false(suite.log, names, start_at),
-        errors.log_errors(log_dir, start_utc),
-        errors.restarts(log_dir),
-    ):
-        lines += found
-        in_window += count
-    lines += errors.fake_cloud(suite.cloud.errors)
-    try:
-        suite.plane.processes.check_alive()
-    except RuntimeError as exited:
-        lines.append(f"a process exited: {str(exited).splitlines()[0]}")
-        in_window += 1
-    return lines, in_window
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from hack.fleet.window import Sample, sum_series
 from harness.e2e import kinds
 from harness.e2e.kube import Kube
 from harness.e2e.operability import HARNESS_MARKER
+from harness.e2e.suite import Suite
 from harness.e2e.watchlog import WatchLog
 
 # ProcessGroup.restart writes this into the log of each process it starts again.
@@ -55,72 +57,51 @@ def function_faults(start: Sample, end: Sample) -> Found:
     return lines, in_window
 
 
-def _event_time(event: dict[str, Any]) -> str:
-    return str(
-        event.get("lastTimestamp")
-        or event.get("eventTime")
-        or event["metadata"].get("creationTimestamp", "")
-    )
-
-
 def warning_events(api: Kube, window_start: datetime.datetime) -> Found:
     """Warning events in every namespace, by involved kind and reason, before and in the window."""
-    before: Counter[tuple[str, str]] = Counter()
-    inside: Counter[tuple[str, str]] = Counter()
+    # By kind and reason: [before the window, in it].
+    counted: dict[tuple[str, str], list[int]] = {}
     example: dict[tuple[str, str], str] = {}
     for event in api.list(kinds.EVENT):
         if event.get("type") != "Warning":
             continue
         key = (event.get("involvedObject", {}).get("kind", ""), event.get("reason", ""))
-        at = _event_time(event)
-        when = datetime.datetime.fromisoformat(at.replace("Z", "+00:00")) if at else None
-        in_window = when is not None and when >= window_start
-        (inside if in_window else before)[key] += int(event.get("count") or 1)
+        at = str(
+            event.get("lastTimestamp")
+            or event.get("eventTime")
+            or event["metadata"].get("creationTimestamp", "")
+        )
+        in_window = (
+            bool(at) and datetime.datetime.fromisoformat(at.replace("Z", "+00:00")) >= window_start
+        )
+        counted.setdefault(key, [0, 0])[in_window] += int(event.get("count") or 1)
         example.setdefault(key, str(event.get("message", ""))[:EXAMPLE_CHARS])
     lines = [
-        f"Warning events, {kind} {reason}: {before[kind, reason]} before the window, "
-        f"{inside[kind, reason]} in it; e.g. `{example[kind, reason]}`"
-        for kind, reason in sorted(before.keys() | inside.keys())
+        f"Warning events, {kind} {reason}: {before} before the window, {inside} in it; "
+        f"e.g. `{example[kind, reason]}`"
+        for (kind, reason), (before, inside) in sorted(counted.items())
     ]
-    return lines, sum(inside.values())
+    return lines, sum(inside for _, inside in counted.values())
 
 
 def synced_false(log: WatchLog, names: set[str], window_start: float) -> Found:
     """Objects of the fleet (XRs and what they composed) the watch log saw Synced=False, by kind
     and reason, before and in the window."""
-    before: dict[tuple[str, str], set[str]] = {}
-    inside: dict[tuple[str, str], set[str]] = {}
+    # By kind and reason: (the objects before the window, those in it).
+    objects: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
     for change in list(log.changes):
         if change.composite not in names and change.name not in names:
             continue
         for kind, status, reason in change.conditions:
             if kind == "Synced" and status == "False":
-                into = inside if change.at >= window_start else before
-                into.setdefault((change.kind, reason), set()).add(change.name)
+                seen = objects.setdefault((change.kind, reason), (set(), set()))
+                seen[change.at >= window_start].add(change.name)
     lines = [
-        f"Synced=False on {kind} ({reason or 'no reason'}): {len(before.get((kind, reason), ()))} "
-        f"objects before the window, {len(inside.get((kind, reason), ()))} in it"
-        for kind, reason in sorted(before.keys() | inside.keys())
+        f"Synced=False on {kind} ({reason or 'no reason'}): {len(before)} objects before the "
+        f"window, {len(inside)} in it"
+        for (kind, reason), (before, inside) in sorted(objects.items())
     ]
-    return lines, sum(len(objects) for objects in inside.values())
-
-
-def _error_line(line: str) -> tuple[str, str, str] | None:
-    """(message, controller, error) of a controller-runtime ERROR line, or None."""
-    if ERROR_LEVEL not in line:
-        return None
-    parts = line.rstrip("\n").split("\t")
-    message = parts[3] if len(parts) > 3 else line
-    fields: dict[str, Any] = {}
-    with contextlib.suppress(ValueError, IndexError):
-        fields = json.loads(parts[4])
-    return message, str(fields.get("controller", "")), str(fields.get("error", ""))
-
-
-def _logged_at(line: str) -> datetime.datetime | None:
-    with contextlib.suppress(ValueError):
-        return datetime.datetime.fromisoformat(line.split("\t", 1)[0])
-    return None
+    return lines, sum(len(inside) for _, inside in objects.values())
 
 
 def log_errors(log_dir: Path, window_start: datetime.datetime) -> Found:
@@ -136,14 +117,18 @@ def log_errors(log_dir: Path, window_start: datetime.datetime) -> Found:
         first: dict[tuple[str, str], str] = {}
         with path.open(errors="replace") as log:
             for line in log:
-                found = _error_line(line)
-                if found is None:
+                if ERROR_LEVEL not in line:
                     continue
-                message, controller, error = found
-                counted[message, controller] += 1
-                at = _logged_at(line)
-                in_window += at is not None and at >= window_start
-                first.setdefault((message, controller), error)
+                # Time, level, logger, message, then the fields as JSON.
+                parts = line.rstrip("\n").split("\t")
+                fields: dict[str, Any] = {}
+                with contextlib.suppress(ValueError, IndexError):
+                    fields = json.loads(parts[4])
+                key = (parts[3] if len(parts) > 3 else line, str(fields.get("controller", "")))
+                counted[key] += 1
+                first.setdefault(key, str(fields.get("error", "")))
+                with contextlib.suppress(ValueError):
+                    in_window += datetime.datetime.fromisoformat(parts[0]) >= window_start
         for (message, controller), count in counted.most_common(ERROR_GROUPS):
             where = f" in {controller}" if controller else ""
             lines.append(
@@ -170,7 +155,27 @@ def restarts(log_dir: Path) -> Found:
     return lines, total
 
 
-def fake_cloud(errors: list[str]) -> list[str]:
-    if not errors:
-        return []
-    return [f"fake cloud errors: {len(errors)}; the last: `{errors[-1][-EXAMPLE_CHARS:]}`"]
+def observed(
+    suite: Suite, names: set[str], first: Sample | None = None, last: Sample | None = None
+) -> Found:
+    """All of the above, and processes that exited and the fake cloud's errors, split at the
+    window's start where there was one (`first` and `last`, its edges)."""
+    start_utc = first.utc if first else datetime.datetime.now(datetime.UTC)
+    start_at = first.at if first else time.monotonic()
+    log_dir = suite.plane.processes.log_dir
+    found = [
+        function_faults(first, last) if first and last else ([], 0),
+        warning_events(suite.plane.api, start_utc),
+        synced_false(suite.log, names, start_at),
+        log_errors(log_dir, start_utc),
+        restarts(log_dir),
+    ]
+    if cloud := suite.cloud.errors:
+        found.append(
+            ([f"fake cloud errors: {len(cloud)}; the last: `{cloud[-1][-EXAMPLE_CHARS:]}`"], 0)
+        )
+    try:
+        suite.plane.processes.check_alive()
+    except RuntimeError as exited:
+        found.append(([f"a process exited: {str(exited).splitlines()[0]}"], 1))
+    return [line for lines, _ in found for line in lines], sum(count for _, count in found)

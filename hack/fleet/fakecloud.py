@@ -20,11 +20,11 @@ IDLE_LOOP_SECONDS = 10.0
 
 
 @contextlib.contextmanager
-def slowed(cloud: FakeCloud, seconds: float = IDLE_LOOP_SECONDS) -> Iterator[None]:
-    """The fake cloud's loop waits `seconds` between passes inside the block (from the end of
-    its current wait), its usual interval again after it."""
+def slowed(cloud: FakeCloud) -> Iterator[None]:
+    """The fake cloud's loop waits IDLE_LOOP_SECONDS between passes inside the block (from the
+    end of its current wait), its usual interval again after it."""
     usual = cloud.loop_interval_seconds
-    cloud.loop_interval_seconds = seconds
+    cloud.loop_interval_seconds = IDLE_LOOP_SECONDS
     try:
         yield
     finally:

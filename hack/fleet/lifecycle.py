@@ -11,7 +11,7 @@ from hack.fleet.xrs import Member
 from harness.e2e.kube import ApiError, Kube, condition, is_true
 from harness.e2e.suite import Suite
 from harness.e2e.usage import group_processes
-from harness.e2e.watchlog import COMPOSITE_LABEL, Change, WatchLog
+from harness.e2e.watchlog import COMPOSITE_LABEL, WatchLog
 
 # Listing both XR kinds is two requests; every 2 s costs the API server nothing measurable.
 POLL_SECONDS = 2
@@ -29,12 +29,9 @@ def create(api: Kube, members: list[Member]) -> dict[str, float]:
 
 
 def _listed(api: Kube, members: list[Member]) -> dict[str, dict[str, Any]]:
-    found = {}
-    for kind in dict.fromkeys(m.kind for m in members):
-        for namespace in {m.namespace for m in members if m.kind == kind}:
-            for xr in api.list(kind, namespace):
-                found[xr["metadata"]["name"]] = xr
-    return found
+    """Every XR of the fleet's kinds in the fleet's namespaces, by name."""
+    places = dict.fromkeys((m.kind, m.namespace) for m in members)
+    return {xr["metadata"]["name"]: xr for kind, ns in places for xr in api.list(kind, ns)}
 
 
 def wait_ready(api: Kube, members: list[Member], timeout: float) -> set[str]:
@@ -71,12 +68,12 @@ def not_ready(api: Kube, members: list[Member]) -> list[str]:
             continue
         if is_true(xr, "Ready"):
             continue
-        said = []
-        for kind in ("Synced", "Ready", "Responsive"):
-            found = condition(xr, kind)
-            if found:
-                message = str(found.get("message", ""))[:300]
-                said.append(f"{kind}={found.get('status')} {found.get('reason', '')} {message}")
+        said = [
+            f"{kind}={found.get('status')} {found.get('reason', '')} "
+            + str(found.get("message", ""))[:300]
+            for kind in ("Synced", "Ready", "Responsive")
+            if (found := condition(xr, kind))
+        ]
         lines.append(f"{member.kind.kind} {member.name}: " + "; ".join(said))
     return lines
 
@@ -86,14 +83,12 @@ def ready_seconds(log: WatchLog, members: list[Member], sent: dict[str, float]) 
     pending = {m.name: m.kind.kind for m in members}
     took: dict[str, float] = {}
     for change in list(log.changes):
-        if pending.get(change.name) == change.kind and _ready(change):
+        if pending.get(change.name) == change.kind and ("Ready", "True") in (
+            c[:2] for c in change.conditions
+        ):
             took[change.name] = change.at - sent[change.name]
             del pending[change.name]
     return took
-
-
-def _ready(change: Change) -> bool:
-    return any(c[0] == "Ready" and c[1] == "True" for c in change.conditions)
 
 
 def last_fleet_change(log: WatchLog, names: set[str]) -> float:
@@ -118,15 +113,14 @@ def wait_quiet(log: WatchLog, members: list[Member], quiet: float, timeout: floa
 def _remaining(api: Kube, members: list[Member]) -> tuple[int, int]:
     """(fleet XRs, objects composed for them) still in the API server."""
     names = {m.name for m in members}
-    xrs = sum(1 for name in _listed(api, members) if name in names)
-    composed_kinds = dict.fromkeys(k for m in members for k in m.composed_kinds)
+    xrs = len(names & _listed(api, members).keys())
     namespaces = {m.namespace for m in members}
-    left = 0
-    for kind in composed_kinds:
-        for namespace in namespaces:
-            for obj in api.list(kind, namespace):
-                labels = obj["metadata"].get("labels") or {}
-                left += labels.get(COMPOSITE_LABEL) in names
+    left = sum(
+        (obj["metadata"].get("labels") or {}).get(COMPOSITE_LABEL) in names
+        for kind in dict.fromkeys(k for m in members for k in m.composed_kinds)
+        for namespace in namespaces
+        for obj in api.list(kind, namespace)
+    )
     return xrs, left
 
 
@@ -152,16 +146,13 @@ def delete(suite: Suite, members: list[Member], timeout: float) -> list[str]:
         if xrs or composed
         else f"Complete: every XR and everything it composed gone in {took:.0f} s."
     )
-    return [said, *_leftovers(suite)]
-
-
-def _leftovers(suite: Suite) -> list[str]:
-    """What deleting the fleet should have removed outside the composed objects: each CKS and
-    Civo cluster (its own API server, with everything in it)."""
+    # What deleting the fleet should have removed outside the composed objects: each CKS and
+    # Civo cluster (its own API server, with everything in it).
     running = group_processes(suite.plane.processes.log_dir)
     cks = sum(name.startswith("cks-cluster-") for name in running)
     civo = sum(name.startswith("civo-cluster-") for name in running)
     return [
+        said,
         f"CKS clusters still running: {cks}.",
         f"Civo cluster API servers still running: {civo}.",
     ]

@@ -7,6 +7,8 @@ import math
 import textwrap
 from collections.abc import Callable, Iterable, Sequence
 
+from harness.e2e.operability import Counted
+
 SECONDS_PER_HOUR = 3600.0
 MIB = 1024 * 1024
 # The repository's Markdown wraps prose at 100 columns; tables stay one row per line.
@@ -49,15 +51,6 @@ class Cost:
     control_plane: bool = True
 
 
-@dataclasses.dataclass(frozen=True)
-class Memo:
-    """Calls and memo hits in the idle window, from the function's metrics (scraped at the
-    window's start and end)."""
-
-    metric_calls: int
-    metric_hits: int
-
-
 @dataclasses.dataclass
 class Run:
     command: str
@@ -73,7 +66,9 @@ class Run:
     # What the run measured and saw, filled in as it goes.
     kinds: list[KindFigures] = dataclasses.field(default_factory=list)
     costs: list[Cost] = dataclasses.field(default_factory=list)
-    memo: Memo | None = None
+    # Calls and memo hits in the idle window, from the function's metrics (scraped at the
+    # window's start and end).
+    memo: Counted | None = None
     errors: list[str] = dataclasses.field(default_factory=list)
     deletion: list[str] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
@@ -85,15 +80,29 @@ class Run:
     # Each XR whose reconciles in the window did not all take the engine's figure, and how.
     off_figure: list[str] = dataclasses.field(default_factory=list)
 
+    @property
+    def xrs(self) -> int:
+        return sum(k.created for k in self.kinds)
+
+    @property
+    def function(self) -> Cost | None:
+        return next((c for c in self.costs if c.role == "function"), None)
+
+    @property
+    def plane_cpu(self) -> float:
+        """CPU seconds of the control plane's processes (the rows with a share) in the window."""
+        return sum(c.cpu_seconds for c in self.costs if c.control_plane)
+
+    def per_xr_hour(self, cpu_seconds: float) -> float:
+        return per_xr_hour(cpu_seconds, self.xrs, self.window_seconds)
+
 
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile: the smallest value with at least q % of the values at or below
     it (NaN without values), so every figure is one an XR really took."""
     if not values:
         return math.nan
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]
+    return sorted(values)[max(1, math.ceil(q / 100 * len(values))) - 1]
 
 
 def per_xr_hour(cpu_seconds: float, xrs: int, window_seconds: float) -> float:
@@ -111,6 +120,10 @@ def fmt(value: float, digits: int = 1) -> str:
     return "n/a" if math.isnan(value) else f"{value:.{digits}f}"
 
 
+def percent(part: float, whole: float) -> str:
+    return fmt(100 * ratio(part, whole))
+
+
 def mib(size: int) -> str:
     return f"{size / MIB:.0f}"
 
@@ -123,6 +136,12 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
     rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
     return "\n".join([line(header), rule, *map(line, rows)])
+
+
+def rows_table(rows: Iterable[dict[str, str]]) -> str:
+    """A table of rows by column name; the columns are the first row's (hack/bench's tables)."""
+    listed = list(rows)
+    return table(list(listed[0]), [list(row.values()) for row in listed])
 
 
 # The tables with a row per kind: each column's header, and its cell for one kind.
@@ -146,18 +165,10 @@ CALLS_COLUMNS: Columns = (
 )
 
 
-def rows_table(rows: Iterable[dict[str, str]]) -> str:
-    """A table of rows by column name; the columns are the first row's (every run has one)."""
-    listed = list(rows)
-    return table(list(listed[0]), [list(row.values()) for row in listed])
-
-
 def kinds_table(columns: Columns, kinds: Sequence[KindFigures]) -> str:
-    return rows_table({header: cell(k) for header, cell in columns} for k in kinds)
-
-
-def ready_row(figures: KindFigures) -> list[str]:
-    return [cell(figures) for _, cell in READY_COLUMNS]
+    return table(
+        [header for header, _ in columns], [[cell(k) for _, cell in columns] for k in kinds]
+    )
 
 
 COST_HEADER = (
@@ -171,33 +182,36 @@ COST_HEADER = (
 )
 
 
-def cost_rows(costs: Sequence[Cost], xrs: int, window_seconds: float) -> list[list[str]]:
-    plane = sum(c.cpu_seconds for c in costs if c.control_plane)
-    rows = []
-    for cost in costs:
-        share = fmt(100 * ratio(cost.cpu_seconds, plane)) + " %" if cost.control_plane else "-"
-        rows.append(
-            [
-                cost.role,
-                str(cost.processes),
-                fmt(cost.cpu_seconds, 2),
-                fmt(per_xr_hour(cost.cpu_seconds, xrs, window_seconds), 2),
-                share,
-                mib(cost.rss_bytes),
-                mib(cost.peak_rss_bytes),
-            ]
-        )
-    rows.append(
-        [
-            "control plane (rows with a share)",
-            str(sum(c.processes for c in costs if c.control_plane)),
-            fmt(plane, 2),
-            fmt(per_xr_hour(plane, xrs, window_seconds), 2),
-            "100.0 %",
-            mib(sum(c.rss_bytes for c in costs if c.control_plane)),
-            "",
-        ]
+def summed(role: str, costs: Sequence[Cost], control_plane: bool = True) -> Cost:
+    """One row for several: their processes, CPU and memory added up."""
+    return Cost(
+        role,
+        sum(c.processes for c in costs),
+        sum(c.cpu_seconds for c in costs),
+        sum(c.rss_bytes for c in costs),
+        sum(c.peak_rss_bytes for c in costs),
+        control_plane,
     )
+
+
+def cost_rows(costs: Sequence[Cost], xrs: int, window_seconds: float) -> list[list[str]]:
+    """A row per role, then the control plane's: the rows with a share, added up."""
+    plane = summed("control plane (rows with a share)", [c for c in costs if c.control_plane])
+    rows = [
+        [
+            c.role,
+            str(c.processes),
+            fmt(c.cpu_seconds, 2),
+            fmt(per_xr_hour(c.cpu_seconds, xrs, window_seconds), 2),
+            percent(c.cpu_seconds, plane.cpu_seconds) + " %" if c.control_plane else "-",
+            mib(c.rss_bytes),
+            mib(c.peak_rss_bytes),
+        ]
+        for c in [*costs, plane]
+    ]
+    # The control plane is the whole of its share; its processes' peaks, each reached at a moment
+    # of its own, do not add up.
+    rows[-1][4], rows[-1][6] = "100.0 %", ""
     return rows
 
 
@@ -216,19 +230,13 @@ def _bullets(lines: Sequence[str], empty: str = "") -> str:
     return "\n".join(wrap(line, bullet=True) for line in (lines or [empty]))
 
 
-def _function_cost(run: Run) -> Cost | None:
-    return next((c for c in run.costs if c.role == "function"), None)
-
-
 def sizing(run: Run) -> str:
     """How to read the CPU figures when sizing a control plane, with this run's numbers."""
-    xrs = sum(k.created for k in run.kinds)
-    function = _function_cost(run)
-    plane = sum(c.cpu_seconds for c in run.costs if c.control_plane)
-    if function is None or not xrs:
-        return _bullets([], "(no CPU figures: the run did not reach the idle window)")
-    per_hour = per_xr_hour(function.cpu_seconds, xrs, run.window_seconds)
-    plane_per_hour = per_xr_hour(plane, xrs, run.window_seconds)
+    function = run.function
+    if function is None or not run.xrs:
+        return wrap("(no CPU figures: the run did not reach the idle window)", bullet=True)
+    per_hour = run.per_xr_hour(function.cpu_seconds)
+    plane_per_hour = run.per_xr_hour(run.plane_cpu)
     return _bullets(
         [
             f"**CPU seconds per converged XR-hour** is what one converged XR costs a process in "
@@ -238,29 +246,17 @@ def sizing(run: Run) -> str:
             f"cores per 1 000 converged XRs; the whole control plane's {fmt(plane_per_hour, 2)} "
             f"s is {fmt(plane_per_hour * 1000 / SECONDS_PER_HOUR, 3)} cores per 1 000.",
             f"**Share** is each process's part of the control plane's CPU in the window: the "
-            f"function's {fmt(100 * ratio(function.cpu_seconds, plane))} % is what composing "
+            f"function's {percent(function.cpu_seconds, run.plane_cpu)} % is what composing "
             f"with this function costs beside Crossplane, the providers and the API server.",
         ]
     )
 
 
-def _memo_lines(memo: Memo | None) -> list[str]:
-    if memo is None:
-        return ["(no idle window: the fleet did not converge)"]
-    return [
-        f'From the function\'s metrics (`inference_clusters_memo_answers_total{{outcome="hit"}}` '
-        f"over `inference_clusters_calls_total`, scraped at the window's start and end): "
-        f"**{memo.metric_hits} of {memo.metric_calls} calls** answered by the memo "
-        f"({fmt(100 * ratio(memo.metric_hits, memo.metric_calls))} %).",
-    ]
-
-
 def headline(run: Run) -> list[str]:
     """The figures a reader wants first, one line each."""
-    xrs = sum(k.created for k in run.kinds)
     ready = sum(len(k.ready_seconds) for k in run.kinds)
     lines = [
-        f"{ready} of {xrs} XRs Ready in {fmt(run.bring_up_seconds, 0)} s; time to Ready p90 "
+        f"{ready} of {run.xrs} XRs Ready in {fmt(run.bring_up_seconds, 0)} s; time to Ready p90 "
         + ", ".join(f"{k.kind} {fmt(percentile(k.ready_seconds, 90), 0)} s" for k in run.kinds)
         + "."
     ]
@@ -271,16 +267,14 @@ def headline(run: Run) -> list[str]:
                 f"{k.kind} {fmt(ratio(k.calls, k.reconciles), 2)} calls per reconcile"
                 for k in run.kinds
             )
-            + f"; memo answered {fmt(100 * ratio(run.memo.metric_hits, run.memo.metric_calls))} "
+            + f"; memo answered {percent(run.memo.memo_hits, run.memo.calls)} "
             f"% of calls; {sum(k.real_changes for k in run.kinds)} changes."
         )
-    function = _function_cost(run)
-    plane = sum(c.cpu_seconds for c in run.costs if c.control_plane)
-    if function is not None:
+    if (function := run.function) is not None:
         lines.append(
-            f"Function: {fmt(per_xr_hour(function.cpu_seconds, xrs, run.window_seconds), 2)} CPU "
-            f"s per converged XR-hour, {fmt(100 * ratio(function.cpu_seconds, plane))} % of the "
-            f"control plane's CPU, {mib(function.rss_bytes)} MiB RSS."
+            f"Function: {fmt(run.per_xr_hour(function.cpu_seconds), 2)} CPU s per converged "
+            f"XR-hour, {percent(function.cpu_seconds, run.plane_cpu)} % of the control plane's "
+            f"CPU, {mib(function.rss_bytes)} MiB RSS."
         )
     in_window = "no idle window" if run.problems_in_window is None else run.problems_in_window
     lines.append(
@@ -292,14 +286,9 @@ def headline(run: Run) -> list[str]:
 
 
 def render(run: Run) -> str:
-    xrs = sum(k.created for k in run.kinds)
-    function = _function_cost(run)
-    function_memory = (
-        f"Function RSS at the window's end: **{mib(function.rss_bytes)} MiB** "
-        f"(peak {mib(function.peak_rss_bytes)} MiB) for {xrs} XRs."
-        if function is not None
-        else "Function RSS: not measured (no idle window)."
-    )
+    function, memo = run.function, run.memo
+    off_default = run.reconcile_rate != CROSSPLANE_RECONCILE_RATE
+    rate_default = f" is {CROSSPLANE_RECONCILE_RATE}" if off_default else ""
     blocks = [
         "# Fleet on a real control plane",
         wrap(
@@ -309,19 +298,14 @@ def render(run: Run) -> str:
         ),
         _bullets(
             [
-                f"Fleet: **N = {run.size}** CoreWeaveClusters and N CivoClusters ({xrs} XRs), "
+                f"Fleet: **N = {run.size}** CoreWeaveClusters and N CivoClusters ({run.xrs} XRs), "
                 f"{run.civo_autoscaled} of the CivoClusters with the example's autoscaled pool "
                 "(a cluster-autoscaler Release that provider-helm installs in that cluster).",
                 "Machine: " + ", ".join(f"{k} {v}" for k, v in run.machine.items()),
                 "Versions: " + ", ".join(f"{k} {v}" for k, v in run.versions.items()),
-                f"Crossplane core: `--max-reconcile-rate={run.reconcile_rate}` (each "
-                "controller's reconcile workers; "
-                + (
-                    "Crossplane's default"
-                    if run.reconcile_rate == CROSSPLANE_RECONCILE_RATE
-                    else f"Crossplane's default is {CROSSPLANE_RECONCILE_RATE}"
-                )
-                + "; $FLEET_RECONCILE_RATE or --reconcile-rate sets it)",
+                f"Crossplane core: `--max-reconcile-rate={run.reconcile_rate}` (each controller's "
+                f"reconcile workers; Crossplane's default{rate_default}; $FLEET_RECONCILE_RATE or "
+                "--reconcile-rate sets it)",
                 f"Idle window: {run.window_seconds:.0f} s",
                 f"Work folder (logs, watch-events.tsv; removed after a run that succeeds, "
                 f"unless FLEET_KEEP=1): `{run.work_dir}`",
@@ -336,12 +320,26 @@ def render(run: Run) -> str:
         "XRs not at the figure, with their calls per reconcile:",
         _bullets(run.off_figure, "none"),
         "## Memo hit ratio in the idle window",
-        _bullets(_memo_lines(run.memo)),
+        wrap(
+            "(no idle window: the fleet did not converge)"
+            if memo is None
+            else f"From the function's metrics "
+            f'(`inference_clusters_memo_answers_total{{outcome="hit"}}` over '
+            f"`inference_clusters_calls_total`, scraped at the window's start and end): "
+            f"**{memo.memo_hits} of {memo.calls} calls** answered by the memo "
+            f"({percent(memo.memo_hits, memo.calls)} %).",
+            bullet=True,
+        ),
         "## Errors",
         _bullets(run.errors, "none seen"),
         "## CPU per converged XR-hour, and memory",
-        table(COST_HEADER, cost_rows(run.costs, xrs, run.window_seconds)),
-        wrap(function_memory),
+        table(COST_HEADER, cost_rows(run.costs, run.xrs, run.window_seconds)),
+        wrap(
+            f"Function RSS at the window's end: **{mib(function.rss_bytes)} MiB** "
+            f"(peak {mib(function.peak_rss_bytes)} MiB) for {run.xrs} XRs."
+            if function is not None
+            else "Function RSS: not measured (no idle window)."
+        ),
         "## Deletion",
         _bullets(run.deletion, "not attempted"),
         "## How to read these figures when sizing a control plane",

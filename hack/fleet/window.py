@@ -8,12 +8,11 @@ import datetime
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from pathlib import Path
 
 import psutil
 from prometheus_client.parser import text_string_to_metric_families
 
-from hack.fleet.report import Cost, KindFigures, Memo
+from hack.fleet.report import Cost, KindFigures, summed
 from hack.fleet.xrs import Member
 from harness.e2e.calls import Call, read_calls, read_reconciles, reconciles_of
 from harness.e2e.engine import Engine
@@ -22,7 +21,7 @@ from harness.e2e.runtime import FUNCTION_PROCESS
 from harness.e2e.suite import Suite
 from harness.e2e.usage import Usage, snapshot
 from harness.e2e.usage import usage as process_usage
-from harness.e2e.watchlog import Change, WatchLog, explain
+from harness.e2e.watchlog import explain
 
 # Crossplane logs this message as each reconcile begins (harness/e2e/calls.py); the
 # reconciles are read from a copy of the log holding only these lines, once per XR.
@@ -44,44 +43,32 @@ ROLES: tuple[tuple[str, str, bool], ...] = (
     # plane.
     ("kube-apiserver of each fake Civo cluster", "civo-cluster-*", False),
     ("kube-apiserver of each fake CKS cluster", "cks-cluster-*", False),
-    # Usages.harness, read under this name as a process of its own.
+    # This process (the fake providers' loop and the watch log run in its threads), read under
+    # this name as a process of its own.
     (HARNESS_ROLE, HARNESS_ROLE, False),
 )
-
-
-@dataclasses.dataclass(frozen=True)
-class Usages:
-    """What every process has used so far, and the instant that was read at."""
-
-    at: float  # monotonic
-    utc: datetime.datetime
-    usage: dict[str, Usage]
-    # This process: the fake providers' loop and the watch log run in its threads.
-    harness: Usage
-
-
-def usages_now(log_dir: Path) -> Usages:
-    usage = snapshot(log_dir)
-    at, utc = time.monotonic(), datetime.datetime.now(datetime.UTC)
-    harness = process_usage(HARNESS_ROLE, psutil.Process())
-    if harness is None:  # psutil could not read this very process
-        raise RuntimeError("cannot read this process's own CPU time and memory")
-    return Usages(at, utc, usage, harness)
 
 
 @dataclasses.dataclass(frozen=True)
 class Sample:
     """Everything read at one edge of the window."""
 
-    usages: Usages
-    # The function's calls and memo hits as its metrics count them.
-    function_metrics: Counted
+    at: float  # monotonic
+    utc: datetime.datetime
+    # What every process has used so far, this one's under HARNESS_ROLE.
+    usage: dict[str, Usage]
+    # The function's metrics, as scraped.
     function_text: str
 
 
 def take(suite: Suite) -> Sample:
     function_text = scrape(suite.runtime.side_ports[FUNCTION_PROCESS])
-    return Sample(usages_now(suite.plane.processes.log_dir), counted(function_text), function_text)
+    usage = snapshot(suite.plane.processes.log_dir)
+    at, utc = time.monotonic(), datetime.datetime.now(datetime.UTC)
+    harness = process_usage(HARNESS_ROLE, psutil.Process())
+    if harness is None:  # psutil could not read this very process
+        raise RuntimeError("cannot read this process's own CPU time and memory")
+    return Sample(at, utc, {**usage, HARNESS_ROLE: harness}, function_text)
 
 
 def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> float:
@@ -95,55 +82,36 @@ def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> fl
     return total
 
 
-def _role_of(name: str) -> tuple[str, bool] | None:
-    for role, pattern, control_plane in ROLES:
+def _role_of(name: str) -> str | None:
+    for role, pattern, _ in ROLES:
         if (pattern.endswith("*") and name.startswith(pattern[:-1])) or name == pattern:
-            return role, control_plane
+            return role
     return None
 
 
-def costs(start: Usages, end: Usages, errors: list[str]) -> list[Cost]:
+def costs(start: Sample, end: Sample, errors: list[str]) -> list[Cost]:
     """CPU each role used between two readings, and its memory at the second. A process that is
     not the same one at both readings (it exited or was restarted) is an error in `errors`, not
     a cost."""
-    totals: dict[str, Cost] = {}
-    starts = {**start.usage, HARNESS_ROLE: start.harness}
-    for name, used in {**end.usage, HARNESS_ROLE: end.harness}.items():
-        found = _role_of(name)
-        if found is None:
+    per_role: dict[str, list[Cost]] = defaultdict(list)
+    for name, used in end.usage.items():
+        role = _role_of(name)
+        if role is None:
             continue
-        role, control_plane = found
-        before = starts.get(name)
+        before = start.usage.get(name)
         if before is None or before.pid != used.pid:
             errors.append(f"process {name} was not the same process at the window's start")
             continue
-        so_far = totals.get(role, Cost(role, 0, 0.0, 0, 0, control_plane))
-        totals[role] = Cost(
-            role,
-            so_far.processes + 1,
-            so_far.cpu_seconds + (used.cpu_seconds - before.cpu_seconds),
-            so_far.rss_bytes + used.rss_bytes,
-            so_far.peak_rss_bytes + used.peak_rss_bytes,
-            control_plane,
-        )
+        cpu = used.cpu_seconds - before.cpu_seconds
+        per_role[role].append(Cost(role, 1, cpu, used.rss_bytes, used.peak_rss_bytes))
     for name in start.usage.keys() - end.usage.keys():
         errors.append(f"process {name} exited during the idle window")
-    return [totals[role] for role, _, _ in ROLES if role in totals]
+    return [summed(role, per_role[role], cp) for role, _, cp in ROLES if role in per_role]
 
 
-def memo(start: Sample, end: Sample) -> Memo:
-    return Memo(
-        metric_calls=end.function_metrics.calls - start.function_metrics.calls,
-        metric_hits=end.function_metrics.memo_hits - start.function_metrics.memo_hits,
-    )
-
-
-def _reconciling_lines(crossplane_log: Path, into: Path) -> Path:
-    """A copy of Crossplane's log with only its `Reconciling` lines: the per-XR reads below
-    then read kilobytes, not the whole --debug log once per XR."""
-    with crossplane_log.open(errors="replace") as source, into.open("w") as sink:
-        sink.writelines(line for line in source if RECONCILING in line)
-    return into
+def memo(start: Sample, end: Sample) -> Counted:
+    before, after = counted(start.function_text), counted(end.function_text)
+    return Counted(after.calls - before.calls, after.memo_hits - before.memo_hits)
 
 
 def per_kind(
@@ -160,9 +128,11 @@ def per_kind(
     whose reconciles did not all take the engine's figure into `off_figure`."""
     plane, log = suite.plane, suite.log
     calls: list[Call] = read_calls(suite.runtime.function_log)
-    reconciling = _reconciling_lines(
-        plane.crossplane_log, plane.processes.log_dir / "crossplane.reconciling.log"
-    )
+    # A copy of Crossplane's log with only its `Reconciling` lines: the per-XR reads below then
+    # read kilobytes, not the whole --debug log once per XR.
+    reconciling = plane.processes.log_dir / "crossplane.reconciling.log"
+    with plane.crossplane_log.open(errors="replace") as source, reconciling.open("w") as sink:
+        sink.writelines(line for line in source if RECONCILING in line)
     totals: dict[str, Counter[str]] = defaultdict(Counter)
     for member in members:
         figure = suite.engine.calls_per_converged_reconcile(member.requires_resources)
@@ -170,13 +140,16 @@ def per_kind(
             calls,
             read_reconciles(reconciling, member.kind, member.namespace, member.name),
             member.described,
-            start.usages.utc,
-            end.usages.utc,
+            start.utc,
+            end.utc,
         )
         at_figure = found.reconciles > 0 and found.every_reconcile_took(figure)
         if not at_figure:
             off_figure.append(f"{member.described}: {found}")
-        real = _window_changes(log, member, start.usages.at, end.usages.at)
+        # The real changes of the XR and what it composed: not Crossplane's circuit-breaker
+        # bookkeeping (the Responsive condition alone).
+        history = log.of(member.name, member.kind.kind)
+        real = explain([c for c in history if start.at <= c.at <= end.at], history)[0]
         changes_seen += [
             f"{c.type} {c.kind} {c.namespace}/{c.name} rv={c.resource_version} {c.conditions}"
             for c in real
@@ -201,23 +174,16 @@ def kind_figures(
 ) -> list[KindFigures]:
     """Per kind, in the fleet's order: its XRs' time to Ready, and the idle window's sums
     where the run reached it."""
-    figures = []
-    for kind in dict.fromkeys(m.kind.kind for m in members):
-        mine = [m for m in members if m.kind.kind == kind]
-        figures.append(
-            KindFigures(
-                kind=kind,
-                created=len(mine),
-                ready_seconds=tuple(ready[m.name] for m in mine if m.name in ready),
-                expected_calls=engine.calls_per_converged_reconcile(mine[0].requires_resources),
-                **(window_sums or {}).get(kind, {}),
-            )
+    by_kind: dict[str, list[Member]] = defaultdict(list)
+    for member in members:
+        by_kind[member.kind.kind].append(member)
+    return [
+        KindFigures(
+            kind=kind,
+            created=len(mine),
+            ready_seconds=tuple(ready[m.name] for m in mine if m.name in ready),
+            expected_calls=engine.calls_per_converged_reconcile(mine[0].requires_resources),
+            **(window_sums or {}).get(kind, {}),
         )
-    return figures
-
-
-def _window_changes(log: WatchLog, member: Member, start: float, end: float) -> list[Change]:
-    """The real changes of the XR and what it composed in the window: not Crossplane's
-    circuit-breaker bookkeeping (the Responsive condition alone)."""
-    history = log.of(member.name, member.kind.kind)
-    return explain([c for c in history if start <= c.at <= end], history)[0]
+        for kind, mine in by_kind.items()
+    ]

@@ -49,32 +49,24 @@ def _example(path: Path, name: str) -> dict[str, Any]:
     return manifest
 
 
-def coreweave(index: int) -> Member:
-    """The CoreWeave example under its own name (each gets a CKS cluster of its own, so its
-    pools keep the example's names)."""
-    manifest = _example(COREWEAVE_EXAMPLE, COREWEAVE_NAME.format(index=index))
-    return Member(kinds.COREWEAVE_CLUSTER_XR, kinds.COREWEAVE_COMPOSED, manifest, True)
-
-
-def civo(index: int, autoscaled: bool) -> Member:
-    """The Civo example under its own name; without `autoscaled`, its autoscaled pool is fixed
-    at its initial size, so the XR composes no cluster-autoscaler Release (nothing for
-    provider-helm to install in that cluster)."""
-    manifest = _example(CIVO_EXAMPLE, CIVO_NAME.format(index=index))
-    if not autoscaled:
-        for pool in manifest["spec"]["nodePools"]:
-            pool.pop("minNodeCount", None)
-            pool.pop("maxNodeCount", None)
-    return Member(kinds.CIVO_CLUSTER_XR, kinds.CIVO_COMPOSED, manifest, False)
-
-
 def fleet(size: int, civo_autoscaled: int) -> list[Member]:
-    """`size` XRs of each kind, interleaved (so both kinds wait in the same queues), the first
-    `civo_autoscaled` CivoClusters with the example's autoscaled pool."""
+    """`size` XRs of each kind, interleaved (so both kinds wait in the same queues), each an
+    example under a name of its own. A CoreWeaveCluster gets a CKS cluster of its own, so its
+    pools keep the example's names. Past the first `civo_autoscaled` CivoClusters, the example's
+    autoscaled pool is fixed at its initial size, so the XR composes no cluster-autoscaler Release
+    (nothing for provider-helm to install in that cluster)."""
     members = []
     for index in range(size):
-        members.append(coreweave(index))
-        members.append(civo(index, autoscaled=index < civo_autoscaled))
+        coreweave = _example(COREWEAVE_EXAMPLE, COREWEAVE_NAME.format(index=index))
+        civo = _example(CIVO_EXAMPLE, CIVO_NAME.format(index=index))
+        if index >= civo_autoscaled:
+            for pool in civo["spec"]["nodePools"]:
+                pool.pop("minNodeCount", None)
+                pool.pop("maxNodeCount", None)
+        members += [
+            Member(kinds.COREWEAVE_CLUSTER_XR, kinds.COREWEAVE_COMPOSED, coreweave, True),
+            Member(kinds.CIVO_CLUSTER_XR, kinds.CIVO_COMPOSED, civo, False),
+        ]
     return members
 
 
