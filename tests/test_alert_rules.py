@@ -27,11 +27,9 @@ from prometheus_client.utils import floatToGoString
 from function.metrics import CALL_SECONDS_BUCKETS
 from hack.configurations import packaged_function_name
 from harness.e2e.binaries import REPO, cache_root
+from tests.test_deploy import documents
 
 BUILD_SCRIPT = REPO / "hack" / "controlplane" / "build-promtool.sh"
-MONITORING = REPO / "deploy" / "monitoring.yaml"
-RUNTIME_CONFIG = REPO / "examples" / "function-runtime.yaml"
-HAND_INSTALL = REPO / "examples" / "function.yaml"
 # promtool answers in well under a second; a hang is a fault to report, not to wait out.
 PROMTOOL_TIMEOUT_SECONDS = 60
 # How often Prometheus evaluates the group: its default, which the PrometheusRule keeps.
@@ -46,11 +44,7 @@ YOUNG_PROCESS_START = 600.0
 RUN_FUNCTION = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
 
 
-def documents(path: Path) -> dict[str, dict[str, Any]]:
-    return {doc["kind"]: doc for doc in yaml.safe_load_all(path.read_text()) if doc}
-
-
-MONITORING_DOCS = documents(MONITORING)
+MONITORING_DOCS = documents("deploy/monitoring.yaml")
 POD_MONITOR = MONITORING_DOCS["PodMonitor"]["spec"]
 RULE_GROUPS = MONITORING_DOCS["PrometheusRule"]["spec"]["groups"]
 RULES = {rule["alert"]: rule for group in RULE_GROUPS for rule in group["rules"]}
@@ -58,7 +52,7 @@ RULES = {rule["alert"]: rule for group in RULE_GROUPS for rule in group["rules"]
 [JOB] = {r["replacement"] for r in POD_MONITOR["podMetricsEndpoints"][0]["relabelings"]}
 # Crossplane labels its calls with the Function's name: a hand install's, or the name the
 # Configuration packages install it under.
-FUNCTION_NAME = documents(HAND_INSTALL)["Function"]["metadata"]["name"]
+FUNCTION_NAME = documents("examples/function.yaml")["Function"]["metadata"]["name"]
 DEPENDENCY_FUNCTION_NAME = packaged_function_name()
 SCRAPE_SECONDS = int(POD_MONITOR["podMetricsEndpoints"][0]["interval"].removesuffix("s"))
 SCRAPES_PER_MINUTE = 60 // SCRAPE_SECONDS
