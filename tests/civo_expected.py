@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.coreweave_expected import as_ready, provider_config, usage
+from tests.coreweave_expected import GPU_TAINT, as_ready, provider_config, usage
 
 CLOUD_NAME = "inference-lon-34d99"
 NETWORK_NAME = "inference-lon-network-5c63f"
@@ -17,7 +17,6 @@ CLUSTER_NAME = "inference-lon-civo-cluster-54768"
 SECRET_NAME = "inference-lon-civo-kubeconfig-e024f"
 HELM_PC_NAME = "inference-lon-helm-providerconfig-578d2"
 PROVIDER_CONFIG_REF = {"kind": "ClusterProviderConfig", "name": "civo"}
-GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
 
 NETWORK = {
     "apiVersion": "vpc.civo.m.upbound.io/v1beta1",
