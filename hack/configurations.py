@@ -47,10 +47,6 @@ class Cloud:
     def source(self) -> Path:
         return CONFIGURATIONS / self.name
 
-    @property
-    def package_file(self) -> str:
-        return configuration_package_file(self.name)
-
 
 CLOUDS = (
     Cloud(
@@ -116,7 +112,7 @@ def stage(cloud: Cloud, into: Path, function_range: str | None = None) -> tuple[
 
 
 def build(crank: str, cloud: Cloud, out: Path, function_range: str | None = None) -> Path:
-    target = out / cloud.package_file
+    target = out / configuration_package_file(cloud.name)
     with tempfile.TemporaryDirectory(prefix=f"configuration-{cloud.name}-") as work:
         root, examples = stage(cloud, Path(work), function_range)
         subprocess.run(

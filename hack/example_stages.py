@@ -13,6 +13,7 @@ import copy
 import functools
 import hashlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.example_sets import ExampleSet, example_sets  # noqa: E402
+from harness.example_sets import ExampleSet, documents, example_sets  # noqa: E402
 from harness.fixtures import World, civo_connection_secret  # noqa: E402
 
 SHARED_VAST = {
@@ -39,12 +40,6 @@ SHARED_VAST = {
 CIVO_DEFAULT_VERSION = "1.34.1-k3s1"
 
 
-def load_all(path: Path) -> list[dict[str, Any]]:
-    """Every object in a YAML file, or in the YAML files of a folder (as crank reads one)."""
-    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
-    return [d for f in files for d in yaml.safe_load_all(f.read_text()) if d]
-
-
 def fake_id(*parts: str) -> str:
     """A stable, realistic-looking cloud ID for the example."""
     return hashlib.sha256("/".join(parts).encode()).hexdigest()[:8]
@@ -59,6 +54,9 @@ def live(world: World, key: str, **spec: Any) -> dict[str, Any]:
         "currentNodes": manifest["spec"].get("targetNodes", 0),
     }
     return {"manifest": manifest}
+
+
+Stage = Callable[[str, str], None]  # write() of one set and its world: (stage, note)
 
 
 def write(folder: ExampleSet, world: World, stage: str, note: str) -> None:
@@ -87,24 +85,17 @@ def growth_note(growth: dict[str, int]) -> str:
     return ", ".join(f"{k.removeprefix('nodepool-')} to {n}" for k, n in growth.items())
 
 
-def coreweave(folder: ExampleSet) -> None:
-    xr = load_all(folder.xr)[0]
+def coreweave(folder: ExampleSet, world: World, stage: Stage) -> None:
+    xr = world.xr
     name = xr["metadata"]["name"]
     endpoint = f"{name}-{fake_id(name)[:6]}.k8s.{xr['spec']['zone'].lower()}.coreweave.com"
-    world = World(xr)
-    world.cluster_objects = load_all(folder.required) if folder.required else []
-    stage = functools.partial(write, folder, world)
-    stage("new", "the XR was just created; nothing is observed yet.")
-
+    cks_id = f"{fake_id(name, 'cks')}-cks"
+    world.cluster_objects = documents(folder.required) if folder.required else []
     world.reconcile()
     world.ready("vpc", atProvider={"id": f"{fake_id(name, 'vpc')}-vpc"})
     world.ready(
         "cks-cluster",
-        atProvider={
-            "id": f"{fake_id(name, 'cks')}-cks",
-            "apiServerEndpoint": endpoint,
-            "status": "STATUS_RUNNING",
-        },
+        atProvider={"id": cks_id, "apiServerEndpoint": endpoint, "status": "STATUS_RUNNING"},
     )
     world.ready("usage-vpc-by-cluster")
     stage("cluster-ready", "VPC and CKS cluster Ready; the API endpoint is reported.")
@@ -119,12 +110,8 @@ def coreweave(folder: ExampleSet) -> None:
         world.report(key)
     # The pools exist: the StorageClass clone and the autoscaled pools' settings Objects join.
     world.reconcile()
-    world.ready(
-        "rwx-storageclass",
-        atProvider={
-            "manifest": world.observed["rwx-storageclass"]["spec"]["forProvider"]["manifest"]
-        },
-    )
+    clone = world.observed["rwx-storageclass"]["spec"]["forProvider"]["manifest"]
+    world.ready("rwx-storageclass", atProvider={"manifest": clone})
     for key, count in growth.items():
         world.ready(
             f"autoscaled-{key}", atProvider=live(world, f"autoscaled-{key}", targetNodes=count)
@@ -138,21 +125,13 @@ def coreweave(folder: ExampleSet) -> None:
         "and cloned.",
     )
 
-    world.ready(
-        "cks-cluster",
-        ready=False,
-        atProvider={"id": f"{fake_id(name, 'cks')}-cks", "status": "STATUS_UPDATING"},
-    )
+    world.ready("cks-cluster", ready=False, atProvider={"id": cks_id, "status": "STATUS_UPDATING"})
     stage("ready-flap", "fault: the cluster lost Ready and no longer reports its endpoint.")
 
 
-def civo(folder: ExampleSet) -> None:
-    xr = load_all(folder.xr)[0]
+def civo(folder: ExampleSet, world: World, stage: Stage) -> None:
+    xr = world.xr
     name, namespace = xr["metadata"]["name"], xr["metadata"]["namespace"]
-    world = World(xr)
-    stage = functools.partial(write, folder, world)
-    stage("new", "the XR was just created; nothing is observed yet.")
-
     world.reconcile()
     secret_name = world.observed["civo-cluster"]["spec"]["writeConnectionSecretToRef"]["name"]
     connection = civo_connection_secret("kubeconfig", name=secret_name, namespace=namespace)
@@ -202,12 +181,12 @@ def civo(folder: ExampleSet) -> None:
     stage("ready-flap", "fault: the cluster lost Ready during an upgrade.")
 
 
-GENERATORS = {"CoreWeaveCluster": coreweave, "CivoCluster": civo}
-
-
 def generate(example: ExampleSet) -> None:
     """Write the set's observed stages (and a Civo set's required/) under example.stages."""
-    GENERATORS[example.kind()](example)
+    world = World(documents(example.xr)[0])
+    stage = functools.partial(write, example, world)
+    stage("new", "the XR was just created; nothing is observed yet.")
+    {"CoreWeaveCluster": coreweave, "CivoCluster": civo}[example.kind()](example, world, stage)
 
 
 def main() -> None:

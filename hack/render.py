@@ -31,11 +31,6 @@ from harness.required_tools import required
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "crds"))
-# Composition of each composite kind, relative to a checkout's root.
-COMPOSITIONS = {
-    "CoreWeaveCluster": Path("apis") / "coreweaveclusters" / "composition.yaml",
-    "CivoCluster": Path("apis") / "civoclusters" / "composition.yaml",
-}
 # beta validate always adds the Crossplane image as a dependency; an existing cache directory
 # for it stops the download (this machine has no registry access).
 CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane:v2.2.4"
@@ -87,7 +82,8 @@ def render_command(
         crank,
         "render",
         str(example.xr),
-        str(root / COMPOSITIONS[example.kind()]),
+        # Each composite kind's Composition: apis/<kind, lower case, plural>/composition.yaml.
+        str(root / "apis" / f"{example.kind().lower()}s" / "composition.yaml"),
         str(functions),
         "--include-full-xr",
         "--timeout=30s",

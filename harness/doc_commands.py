@@ -34,14 +34,9 @@ def sections(markdown: str) -> list[tuple[str, str]]:
     return found
 
 
-def sh_blocks(markdown: str, section: str) -> list[str]:
-    """The `sh` code blocks of one section (its heading line, `## ...` or deeper), in order, up
-    to the next heading of its level or above."""
-    return code_blocks(markdown, section, "sh")
-
-
-def code_blocks(markdown: str, section: str, language: str) -> list[str]:
-    """The code blocks of that language in one section, as sh_blocks finds them."""
+def code_blocks(markdown: str, section: str, language: str = "sh") -> list[str]:
+    """The code blocks of one language (`sh` unless named) in one section (its heading line,
+    `## ...` or deeper), in order, up to the next heading of its level or above."""
 
     def level(heading: str) -> int:
         return len(heading) - len(heading.lstrip("#"))
@@ -59,6 +54,9 @@ def code_blocks(markdown: str, section: str, language: str) -> list[str]:
         "".join(line.removeprefix(indent) for line in block.splitlines(keepends=True))
         for indent, block in blocks
     ]
+
+
+sh_blocks = code_blocks
 
 
 def filled(script: str, registry: str, org_token: str) -> str:

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 # Stages in lifecycle order; each has observed/<stage>.yaml and rendered/<stage>.yaml.
@@ -42,6 +45,12 @@ class ExampleSet:
             if line.startswith("kind:"):
                 return line.split(":", 1)[1].strip()
         raise SystemExit(f"{self.xr}: no kind")
+
+
+def documents(path: Path) -> list[dict[str, Any]]:
+    """Every object in a YAML file, or in the YAML files of a folder (as crank reads one)."""
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    return [d for f in files for d in yaml.safe_load_all(f.read_text()) if d]
 
 
 def _current(root: Path, name: str) -> ExampleSet:

@@ -30,9 +30,9 @@ def series_names(expr: str) -> set[str]:
     return found
 
 
-def metered_function(monkeypatch: pytest.MonkeyPatch) -> metrics.Metrics:
-    """The counts of a metered function that has answered both kinds and failed internally
-    once: every series it serves has a sample."""
+def exported_labels(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str]]:
+    """The label names of every series a metered function serves, by series: one that has
+    answered both kinds and failed internally once, so that every series has a sample."""
     counted = metrics.Metrics()
     served = runner.FunctionRunner(metrics=counted)
     for xr in (coreweave_xr(), civo_xr()):
@@ -43,13 +43,8 @@ def metered_function(monkeypatch: pytest.MonkeyPatch) -> metrics.Metrics:
 
     monkeypatch.setitem(runner.CORES, (civo_xr()["apiVersion"], "CivoCluster"), broken)
     served.reply(request(civo_xr()))
-    return counted
-
-
-def exported_labels(monkeypatch: pytest.MonkeyPatch) -> dict[str, set[str]]:
-    """The label names of every series the metered function serves, by series."""
     labels: dict[str, set[str]] = {}
-    for family in metered_function(monkeypatch).registry.collect():
+    for family in counted.registry.collect():
         for sample in family.samples:
             labels.setdefault(sample.name, set()).update(sample.labels)
     return labels

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
+from typing import Any
 
 import pytest
 
@@ -21,24 +22,15 @@ def required() -> bool:
     return os.environ.get(REQUIRED) == "1"
 
 
-def _fail_skipped(report: pytest.TestReport | pytest.CollectReport) -> None:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport() -> Generator[None, Any, None]:
+    """A test's report (and, as pytest_make_collect_report, a collector's): failed, not skipped,
+    where every check must run."""
+    report: pytest.TestReport | pytest.CollectReport = (yield).get_result()
     if required() and report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped under {REQUIRED}=1, where every check must run: {reason}"
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, pytest.TestReport, None]:
-    outcome = yield
-    _fail_skipped(outcome.get_result())
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(
-    collector: pytest.Collector,
-) -> Generator[None, pytest.CollectReport, None]:
-    outcome = yield
-    _fail_skipped(outcome.get_result())
+pytest_make_collect_report = pytest_runtest_makereport

@@ -21,27 +21,23 @@ import yaml
 
 from function.civo.autoscaler import RELEASE_FOR_MINOR
 from harness.e2e.binaries import helm
-from harness.example_sets import STAGES, ExampleSet, example_sets
+from harness.example_sets import STAGES, ExampleSet, documents, example_sets
 from harness.pinned_chart import CHARTS, chart_archive
 from tests import autoscaler_expected as expect
 
 RELEASE_KIND = ("helm.m.crossplane.io/v1beta1", "Release")
 
 
-def documents(path: Path) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(path.read_text()) if d]
-
-
 def stages_with_release() -> list[tuple[ExampleSet, str, dict[str, Any]]]:
     """(example set, stage, Release) of every committed render that composes the Release."""
-    found = []
-    for example in example_sets():
-        for stage in STAGES:
-            rendered = example.rendered(stage)
-            for doc in documents(rendered) if rendered.is_file() else []:
-                if (doc.get("apiVersion"), doc.get("kind")) == RELEASE_KIND:
-                    found.append((example, stage, doc))
-    return found
+    return [
+        (example, stage, doc)
+        for example in example_sets()
+        for stage in STAGES
+        if example.rendered(stage).is_file()
+        for doc in documents(example.rendered(stage))
+        if (doc.get("apiVersion"), doc.get("kind")) == RELEASE_KIND
+    ]
 
 
 def chart_or_skip(release: dict[str, Any], *, with_helm: bool = True) -> Path:

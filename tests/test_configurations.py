@@ -5,7 +5,6 @@ apis/' own but for the name it calls the function by."""
 
 from __future__ import annotations
 
-import re
 import tomllib
 from typing import Any
 
@@ -20,14 +19,17 @@ from hack.configurations import (
     load,
     packaged_composition,
 )
+from harness.doc_commands import code_blocks
 from harness.e2e.binaries import release_order, versions
 from harness.e2e.packages import proven_provider_kubernetes
-from harness.example_sets import ROOT, example_sets
+from harness.example_sets import ROOT, documents, example_sets
 from harness.package_names import CONFIGURATION_CLOUDS, dependency_name
 from harness.validator import shared_crds_dir
 
 RELEASE = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 FUNCTION_PACKAGE = "xpkg.upbound.io/modelplane/function-inference-clusters"
+# The name the package manager installs it under (dependency_name(FUNCTION_PACKAGE)).
+INSTALLED_FUNCTION = "modelplane-function-inference-clusters"
 # The provider packages each cloud depends on, and the range each admits: provider-kubernetes
 # from the oldest to the newest release make e2e runs, so a fresh install resolves to a proven
 # one; provider-helm from the release make e2e runs up to Modelplane's v1.4, which cannot be
@@ -47,6 +49,7 @@ PROVIDERS = {
     },
 }
 BY_NAME = {cloud.name: cloud for cloud in CLOUDS}
+EXAMPLES = ROOT / "examples"
 
 
 def meta(cloud: Cloud) -> dict[str, Any]:
@@ -103,13 +106,13 @@ def composed_managed_kinds(cloud: Cloud) -> set[str]:
     """The CRD names of the managed resources every rendered stage of the cloud's example sets
     composes."""
     managed = managed_kinds()
-    found = set()
-    for example in (e for e in example_sets() if e.name in cloud.examples):
-        for rendered in sorted((example.stages / "rendered").glob("*.yaml")):
-            for doc in yaml.safe_load_all(rendered.read_text()):
-                if doc and (doc["apiVersion"].split("/")[0], doc["kind"]) in managed:
-                    found.add(managed[(doc["apiVersion"].split("/")[0], doc["kind"])])
-    return found
+    kinds = {
+        (doc["apiVersion"].split("/")[0], doc["kind"])
+        for example in example_sets()
+        if example.name in cloud.examples
+        for doc in documents(example.stages / "rendered")
+    }
+    return {managed[kind] for kind in kinds if kind in managed}
 
 
 @pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
@@ -129,9 +132,7 @@ def test_its_composition_is_the_apis_own_calling_the_installed_dependency(cloud:
     assert [s["functionRef"]["name"] for s in by_hand["spec"]["pipeline"]] == [
         HAND_INSTALLED_FUNCTION
     ]
-    assert [s["functionRef"]["name"] for s in packaged["spec"]["pipeline"]] == [
-        "modelplane-function-inference-clusters"
-    ]
+    assert [s["functionRef"]["name"] for s in packaged["spec"]["pipeline"]] == [INSTALLED_FUNCTION]
     for step in packaged["spec"]["pipeline"]:
         step["functionRef"]["name"] = HAND_INSTALLED_FUNCTION
     assert packaged == by_hand
@@ -141,19 +142,13 @@ def test_its_composition_is_the_apis_own_calling_the_installed_dependency(cloud:
     ("package", "name"),
     [
         # The examples of Crossplane's own resolver tests and of Upbound's Configurations.
-        (
-            "xpkg.upbound.io/modelplane/function-inference-clusters",
-            "modelplane-function-inference-clusters",
-        ),
+        (FUNCTION_PACKAGE, INSTALLED_FUNCTION),
         (
             "xpkg.crossplane.io/crossplane-contrib/function-patch-and-transform",
             "crossplane-contrib-function-patch-and-transform",
         ),
         ("ghcr.io/fabioaraujopt/provider-coreweave", "fabioaraujopt-provider-coreweave"),
-        (
-            "127.0.0.1:5000/modelplane/function-inference-clusters",
-            "modelplane-function-inference-clusters",
-        ),
+        ("127.0.0.1:5000/modelplane/function-inference-clusters", INSTALLED_FUNCTION),
         ("localhost/team/fn", "team-fn"),
         # No registry: Docker Hub's, and the whole path is the repository.
         ("crossplane/provider-aws", "crossplane-provider-aws"),
@@ -169,16 +164,9 @@ def test_the_install_example_names_this_releases_packages() -> None:
     """examples/configurations.yaml: the function under its dependency name, at this release,
     with examples/function-runtime.yaml's runtime config; provider-helm with its poll; each
     Configuration at this release."""
-    docs = {
-        (d["kind"], d["metadata"]["name"]): d
-        for d in yaml.safe_load_all((ROOT / "examples" / "configurations.yaml").read_text())
-        if d
-    }
-    runtime_configs = [
-        d["metadata"]["name"]
-        for d in yaml.safe_load_all((ROOT / "examples" / "function-runtime.yaml").read_text())
-        if d and d["kind"] == "DeploymentRuntimeConfig"
-    ]
+    installed = documents(EXAMPLES / "configurations.yaml")
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in installed}
+    [runtime_config] = documents(EXAMPLES / "function-runtime.yaml")
     helm = "xpkg.upbound.io/upbound/provider-helm"
     assert sorted(docs) == [
         ("Configuration", "inference-clusters-civo"),
@@ -202,7 +190,7 @@ def test_the_install_example_names_this_releases_packages() -> None:
     function = docs[("Function", dependency_name(FUNCTION_PACKAGE))]
     assert function["spec"] == {
         "package": f"{FUNCTION_PACKAGE}:v{RELEASE}",
-        "runtimeConfigRef": {"name": runtime_configs[0]},
+        "runtimeConfigRef": {"name": runtime_config["metadata"]["name"]},
     }
     for cloud in CLOUDS:
         name = meta(cloud)["metadata"]["name"]
@@ -215,13 +203,8 @@ def test_the_install_example_names_this_releases_packages() -> None:
 
 
 def test_the_readmes_composition_is_the_packaged_one_without_its_input() -> None:
-    readme = (ROOT / "README.md").read_text()
-    [shown] = [
-        doc
-        for block in re.findall(r"^```yaml\n(.*?)^```", readme, flags=re.M | re.S)
-        for doc in yaml.safe_load_all(block)
-        if doc and doc.get("kind") == "Composition"
-    ]
+    [block] = code_blocks((ROOT / "README.md").read_text(), "## In a Composition", "yaml")
+    shown = yaml.safe_load(block)
     packaged = packaged_composition(BY_NAME["coreweave"])
     for step in packaged["spec"]["pipeline"]:
         del step["input"]

@@ -19,12 +19,11 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 
 from function import metrics
 from harness.doc_commands import sections
 from harness.e2e.operability import CROSSPLANE_CORE_SERIES
-from harness.example_sets import ROOT
+from harness.example_sets import ROOT, documents
 from harness.promql import exported_labels, series_names
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -44,8 +43,8 @@ FUNCTION_NAME_MATCHER = re.compile(r'function_name\s*(=~|=|!=|!~)\s*"([^"]*)"')
 
 def functions_created(example: str) -> set[str]:
     """The Function objects an examples/ file creates."""
-    documents = yaml.safe_load_all((ROOT / "examples" / example).read_text())
-    return {d["metadata"]["name"] for d in documents if d and d["kind"] == "Function"}
+    found = documents(ROOT / "examples" / example)
+    return {d["metadata"]["name"] for d in found if d["kind"] == "Function"}
 
 
 CONFIGURATION_INSTALL = functions_created("configurations.yaml")
@@ -174,8 +173,7 @@ def xrs_created() -> set[tuple[str, str, str]]:
     return {
         (doc["kind"].lower(), doc["metadata"]["namespace"], doc["metadata"]["name"])
         for path in sorted((ROOT / "examples").glob("*/xr.yaml"))
-        for doc in yaml.safe_load_all(path.read_text())
-        if doc
+        for doc in documents(path)
     }
 
 

@@ -30,26 +30,22 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 CLOUD_PACKAGES = {"CoreWeaveCluster": "function.coreweave", "CivoCluster": "function.civo"}
 
 
-def slug(heading: str) -> str:
-    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
-    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-
-
 def prose(text: str) -> list[str]:
     """The page's lines outside fenced code, with inline code spans removed."""
     lines, fenced = [], False
     for line in text.splitlines():
         if line.startswith("```"):
             fenced = not fenced
-            continue
-        if not fenced:
+        elif not fenced:
             lines.append(re.sub(r"`[^`]*`", "", line))
     return lines
 
 
 def anchors(page: Path) -> set[str]:
-    headings = doc_commands.sections(page.read_text())
-    return {slug(heading.lstrip("#")) for heading, _ in headings if heading}
+    """The anchors GitHub gives the page's headings: lower case, punctuation dropped, spaces as
+    hyphens."""
+    headings = [h.lstrip("#").strip().lower() for h, _ in doc_commands.sections(page.read_text())]
+    return {re.sub(r"[^\w\- ]", "", h).replace(" ", "-") for h in headings if h}
 
 
 def relative_links(page: Path) -> list[str]:
@@ -85,40 +81,27 @@ def test_the_link_check_sees_links() -> None:
     assert broken(DOCS / "api.md", "troubleshooting.md#no-such-heading") is not None
 
 
-def test_every_doc_page_is_listed_in_the_docs_index() -> None:
-    index = {t.partition("#")[0] for t in relative_links(DOCS / "README.md")}
-    assert {p.name for p in DOCS.glob("*.md")} - {"README.md"} <= index
-
-
-def test_every_doc_page_is_listed_in_the_readmes_documentation_section() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Documentation") :].split("\n## ", 1)[0]
-    listed = {
-        target.removeprefix("docs/").partition("#")[0]
-        for target in LINK.findall(section)
-        if target.startswith("docs/")
-    }
-    assert {p.name for p in DOCS.glob("*.md")} <= listed
+@pytest.mark.parametrize(
+    ("index", "section"), [("docs/README.md", ""), ("README.md", "## Documentation")]
+)
+def test_every_doc_page_is_listed_in_each_index(index: str, section: str) -> None:
+    page = ROOT / index
+    text = dict(doc_commands.sections(page.read_text()))[section] if section else page.read_text()
+    listed = {(page.parent / t.partition("#")[0]).resolve() for t in LINK.findall(text)}
+    assert set(DOCS.glob("*.md")) - {page} <= listed
 
 
 def test_readme_is_short() -> None:
     assert len((ROOT / "README.md").read_text().splitlines()) <= README_MAX_LINES
 
 
-def readme_render_command() -> list[str]:
-    """The README's `crank render` command, as a shell would split it."""
-    text = (ROOT / "README.md").read_text()
-    block = re.search(r"```sh\n(crank render .*?)\n```", text, re.DOTALL)
-    assert block, "the README shows no crank render command"
-    return shlex.split(block.group(1).replace("\\\n", " "))
-
-
 def test_the_readme_renders_what_render_check_renders() -> None:
     """The README's command renders the converged CoreWeaveCluster with the same inputs as
     `make render-check`, which compares the output with tests/stages/coreweave/rendered/; only
     the Function file differs there, pointed at the function render-check starts itself."""
+    [block] = doc_commands.sh_blocks(doc_commands.README.read_text(), "## Render locally")
     short = {"-x": "--include-full-xr", "-r": "--include-function-results"}
-    shown = [short.get(arg, arg) for arg in readme_render_command()]
+    shown = [short.get(arg, arg) for arg in shlex.split(block.replace("\\\n", " "))]
     example = example_set("coreweave")
     checked = render_script.render_command(
         "crank", example, "converged", example.functions, results=True, root=ROOT
@@ -132,17 +115,10 @@ def test_the_readme_renders_what_render_check_renders() -> None:
 
 
 def _constant(module: str, node: ast.expr) -> str | None:
-    """A string literal, or a module constant it names (CONDITION_ACCESS, access.CONDITION_…)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
+    """A string literal, or a module constant it names (CONDITION_ACCESS)."""
     if isinstance(node, ast.Name):
-        value = getattr(importlib.import_module(module), node.id, None)
-    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        owner = getattr(importlib.import_module(module), node.value.id, None)
-        value = getattr(owner, node.attr, None)
-    else:
-        return None
-    return value if isinstance(value, str) else None
+        node = ast.Constant(getattr(importlib.import_module(module), node.id, None))
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _literals(node: ast.expr) -> list[str] | None:
@@ -237,16 +213,15 @@ def test_no_condition_is_explained_that_the_function_never_sets() -> None:
 # --- the commands the docs give, run as written -------------------------------------------------
 
 
-def shell_block(page: Path, marker: str) -> str:
-    """The page's one ```sh block containing marker."""
-    blocks = [b for b in re.findall(r"```sh\n(.*?)```", page.read_text(), re.DOTALL) if marker in b]
-    assert len(blocks) == 1, f"{page.name}: {len(blocks)} sh blocks with {marker!r}"
-    return str(blocks[0])
-
-
-def run_from_a_checkout(block: str, crank: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    """Runs a doc's shell block as a user would from the repository root, `crossplane` being the
-    CLI built here (crank); what it writes lands in tmp_path, not in this checkout."""
+def run_the_validate_block(
+    crank: str, tmp_path: Path, coreweave_xr: str = "examples/coreweave/xr.yaml"
+) -> subprocess.CompletedProcess[str]:
+    """Runs docs/composition.md's `crossplane beta validate` block, with coreweave_xr for the
+    CoreWeave example, as a user would from the repository root, `crossplane` being the CLI
+    built here (crank); what it writes lands in tmp_path, not in this checkout."""
+    section = "## Checking an XR before you apply it"
+    [block] = doc_commands.sh_blocks((DOCS / "composition.md").read_text(), section)
+    block = block.replace("examples/coreweave/xr.yaml", coreweave_xr)
     for folder in ("apis", "examples", "package"):
         (tmp_path / folder).symlink_to(ROOT / folder)
     return subprocess.run(
@@ -260,8 +235,7 @@ def run_from_a_checkout(block: str, crank: str, tmp_path: Path) -> subprocess.Co
 
 
 def test_the_documented_validate_command_runs_as_written(crank: str, tmp_path: Path) -> None:
-    block = shell_block(DOCS / "composition.md", "beta validate")
-    done = run_from_a_checkout(block, crank, tmp_path)
+    done = run_the_validate_block(crank, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines() == [
         "[✓] infrastructure.modelplane.ai/v1alpha1, Kind=CoreWeaveCluster, inference-east "
@@ -275,12 +249,10 @@ def test_the_documented_validate_command_runs_as_written(crank: str, tmp_path: P
 def test_the_documented_validate_command_names_a_field_out_of_bounds(
     crank: str, tmp_path: Path
 ) -> None:
-    block = shell_block(DOCS / "composition.md", "beta validate")
     bad = yaml.safe_load(example_set("coreweave").xr.read_text())
     bad["spec"]["nodePools"][0]["nodeCount"] = -3
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
-    bad_block = block.replace("examples/coreweave/xr.yaml", "bad.yaml")
-    done = run_from_a_checkout(bad_block, crank, tmp_path)
+    done = run_the_validate_block(crank, tmp_path, "bad.yaml")
     assert done.returncode == 1
     assert (
         "spec.nodePools[0].nodeCount: Invalid value: -3: spec.nodePools[0].nodeCount in body "

@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import tomllib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,35 +76,29 @@ def test_the_previous_release_is_in_mains_history_and_older(commit: str) -> None
 NAMED_AFTER_OBJECT = {("helm.m.crossplane.io/v1beta1", "Release")}
 
 
+def names(obj: dict[str, Any]) -> dict[str, Any]:
+    """An object's type, name and namespace."""
+    meta = obj.get("metadata") or {}
+    type_ = {key: obj.get(key) for key in ("apiVersion", "kind")}
+    return type_ | {key: meta.get(key) for key in ("name", "namespace")}
+
+
 def identity(doc: dict[str, Any]) -> dict[str, Any]:
     """What a composed resource is known by: a change to any of it recreates the resource."""
     meta = doc.get("metadata") or {}
     for_provider = (doc.get("spec") or {}).get("forProvider") or {}
     manifest = for_provider.get("manifest") or {}
+    named_after_object = (doc.get("apiVersion"), doc.get("kind")) in NAMED_AFTER_OBJECT
     found = {
-        "apiVersion": doc.get("apiVersion"),
-        "kind": doc.get("kind"),
-        "name": meta.get("name"),
-        "namespace": meta.get("namespace"),
+        **names(doc),
         "external name": (meta.get("annotations") or {}).get(EXTERNAL_NAME)
-        or (
-            meta.get("name")
-            if (doc.get("apiVersion"), doc.get("kind")) in NAMED_AFTER_OBJECT
-            else None
-        ),
+        or (meta.get("name") if named_after_object else None),
         # The cloud's names: a CKS cluster's, a VPC's, a Civo cluster's and firewall's...
         "provider name": for_provider.get("name"),
         # ...a Civo network's and pool's label (a pool's Civo ID)...
         "provider label": for_provider.get("label"),
         # ...and the in-cluster object a provider-kubernetes Object manages.
-        "manifest": {
-            "apiVersion": manifest.get("apiVersion"),
-            "kind": manifest.get("kind"),
-            "name": (manifest.get("metadata") or {}).get("name"),
-            "namespace": (manifest.get("metadata") or {}).get("namespace"),
-        }
-        if manifest
-        else None,
+        "manifest": names(manifest) if manifest else None,
     }
     return {k: v for k, v in found.items() if v is not None}
 
@@ -128,14 +121,8 @@ def previous_checkout(commit: str, tmp_path_factory: pytest.TempPathFactory) -> 
     return root
 
 
-@pytest.fixture(scope="module")
-def function_port() -> Iterator[int]:
-    with render_script.function_server() as port:
-        yield port
-
-
 def test_this_version_composes_what_the_previous_release_did_under_the_same_names(
-    previous_checkout: Path, crank: str, function_port: int, tmp_path: Path
+    previous_checkout: Path, crank: str, tmp_path: Path
 ) -> None:
     stages = [
         (example, stage)
@@ -145,18 +132,20 @@ def test_this_version_composes_what_the_previous_release_did_under_the_same_name
     ]
     assert len(stages) >= 8, f"the previous release has too few committed renders: {stages}"
     problems = []
-    for example, stage in stages:
-        then = composed_identities(example.rendered(stage).read_text())
-        rendered = render_script.render(
-            crank, example, stage, function_port, tmp_path, results=False, root=previous_checkout
-        )
-        now = composed_identities(rendered)
-        for key, was in then.items():
-            if key in RETIRED:
-                if was.get("kind") != "Usage" or key in now:
-                    problems.append(f"{example.name}/{stage}: {key} is retired, but was {was}")
-            elif key not in now:
-                problems.append(f"{example.name}/{stage}: {key} is no longer composed")
-            elif now[key] != was:
-                problems.append(f"{example.name}/{stage}: {key} was {was}, is {now[key]}")
+    with render_script.function_server() as port:
+        for example, stage in stages:
+            then = composed_identities(example.rendered(stage).read_text())
+            rendered = render_script.render(
+                crank, example, stage, port, tmp_path, results=False, root=previous_checkout
+            )
+            now = composed_identities(rendered)
+            for key, was in then.items():
+                name = f"{example.name}/{stage}: {key}"
+                if key in RETIRED:
+                    if was.get("kind") != "Usage" or key in now:
+                        problems.append(f"{name} is retired, but was {was}")
+                elif key not in now:
+                    problems.append(f"{name} is no longer composed")
+                elif now[key] != was:
+                    problems.append(f"{name} was {was}, is {now[key]}")
     assert not problems, "\n".join(problems)

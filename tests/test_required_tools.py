@@ -30,22 +30,6 @@ def test_never_collected():
 """
 
 
-def run(tmp_path: Path, source: str, required: str) -> subprocess.CompletedProcess[str]:
-    test_file = tmp_path / "test_skipping.py"
-    test_file.write_text(source)
-    env = {**os.environ, "FIC_TOOLS_REQUIRED": required, "PYTHONPATH": str(ROOT)}
-    plugins = ["-p", "no:cacheprovider", "-p", "harness.required_tools"]
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", *plugins, "-rA", str(test_file)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
-
-
 @pytest.mark.parametrize(
     ("source", "required", "code", "summary"),
     [
@@ -59,7 +43,18 @@ def run(tmp_path: Path, source: str, required: str) -> subprocess.CompletedProce
 def test_a_skip_fails_only_where_tools_are_required(
     tmp_path: Path, source: str, required: str, code: int, summary: str
 ) -> None:
-    done = run(tmp_path, source, required)
+    test_file = tmp_path / "test_skipping.py"
+    test_file.write_text(source)
+    plugins = ["-p", "no:cacheprovider", "-p", "harness.required_tools"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *plugins, "-rA", str(test_file)],
+        cwd=tmp_path,
+        env={**os.environ, "FIC_TOOLS_REQUIRED": required, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert done.returncode == code, done.stdout + done.stderr
     assert summary in done.stdout.splitlines()[-1], done.stdout
     if required:

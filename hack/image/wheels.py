@@ -85,8 +85,7 @@ def write_lock() -> None:
                 raise SystemExit(f"unexpected wheel file name: {wheel.name}")
             if wheel.name == project_wheel.name:
                 continue
-            with wheel.open("rb") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
             lines.append(f"{match['name']}=={match['version']} --hash=sha256:{digest}")
     header = (
         "# Dependency wheels of the runtime image (CPython 3.11, manylinux x86_64), with hashes.\n"

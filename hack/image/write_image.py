@@ -57,11 +57,6 @@ def copy_hashing(source: io.BufferedIOBase, *sinks: Any) -> str:
     return digest.hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return copy_hashing(handle)
-
-
 def image_config(diff_id: str, created: str) -> dict[str, Any]:
     return {
         "architecture": "amd64",
@@ -105,7 +100,8 @@ def write(rootfs: Path, output: Path, tag: str, epoch: int) -> str:
             ) as compressed,
         ):
             diff_id = copy_hashing(source, compressed)
-        layer_digest = file_sha256(layer)
+        with layer.open("rb") as compressed_layer:
+            layer_digest = copy_hashing(compressed_layer)
         config = json.dumps(image_config(diff_id, created), sort_keys=True).encode()
         config_digest = hashlib.sha256(config).hexdigest()
         manifest = json.dumps(

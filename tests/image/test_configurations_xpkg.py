@@ -8,13 +8,14 @@ from __future__ import annotations
 import pytest
 
 from hack.configurations import CLOUDS, Cloud, load, packaged_composition
+from harness.package_names import configuration_package_file
 from tests.image.conftest import BUILD, ROOT, built, read_docker_archive
 from tests.image.test_xpkg import check_package_layers, documents
 
 
 @pytest.mark.parametrize("cloud", CLOUDS, ids=lambda c: c.name)
 def test_configuration_package_holds_its_api_and_examples_only(cloud: Cloud) -> None:
-    xpkg = built(BUILD / cloud.package_file, "xpkg")
+    xpkg = built(BUILD / configuration_package_file(cloud.name), "xpkg")
     config, layers = read_docker_archive(xpkg)
     assert len(layers) == 2, "a Configuration has no runtime image"
     objects = [
