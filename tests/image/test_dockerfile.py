@@ -81,19 +81,18 @@ def test_dockerfile_installs_the_same_wheels_with_the_same_script() -> None:
 
 def test_installed_distributions_are_the_locked_wheels_and_this_project(image: Image) -> None:
     """What install-venv.sh installs from build/wheels, in either build."""
-    expected = {}
-    for line in LOCK.read_text().splitlines():
-        if line and not line.startswith("#"):
-            name, version = line.split()[0].split("==")
-            expected[canonical(name)] = version
+    locked = [
+        ln.split()[0] for ln in LOCK.read_text().splitlines() if ln and not ln.startswith("#")
+    ]
+    expected = {canonical(name): version for name, version in (pin.split("==") for pin in locked)}
     project = re.search(r'^name = "(.+)"\nversion = "(.+)"', PYPROJECT.read_text(), re.MULTILINE)
     assert project is not None
     expected[canonical(project[1])] = project[2]
     site_packages = next((image.rootfs / "venv/fn/lib").glob("python3.*/site-packages"))
-    installed = {}
-    for dist_info in site_packages.glob("*.dist-info"):
-        name, _, version = dist_info.name.removesuffix(".dist-info").rpartition("-")
-        installed[canonical(name)] = version
+    dists = [
+        d.name.removesuffix(".dist-info").rpartition("-") for d in site_packages.glob("*.dist-info")
+    ]
+    installed = {canonical(name): version for name, _, version in dists}
     assert installed == expected
     venv_config = (image.rootfs / "venv/fn/pyvenv.cfg").read_text()
     assert re.search(r"^version = 3\.11\.\d+$", venv_config, re.MULTILINE), venv_config
