@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from harness.example_sets import documents
 from harness.package_names import (
     CONFIGURATION_CLOUDS,
     configuration_package_file,
@@ -233,8 +234,8 @@ def brought_by_configurations(repo: Path) -> set[str]:
     creates, and every dependency, by the name the package manager gives it."""
     created = {
         doc["metadata"]["name"]
-        for doc in yaml.safe_load_all((repo / "examples" / "configurations.yaml").read_text())
-        if doc and doc["kind"] in PACKAGE_KINDS
+        for doc in documents(repo / "examples" / "configurations.yaml")
+        if doc["kind"] in PACKAGE_KINDS
     }
     return created | {
         dependency_name(d["package"]) for cloud in CONFIGURATION_CLOUDS for d in declared(cloud)
@@ -291,13 +292,12 @@ def install_configurations(
     # examples/function-runtime.yaml, the function pre-created under its dependency name, then
     # the Configurations by their public references (the suite's ImageConfigs stand in for the
     # example's, which names registry.example.com).
-    runtime_config = yaml.safe_load_all((repo / "examples" / "function-runtime.yaml").read_text())
-    for doc in runtime_config:
-        if doc and doc["kind"] == "DeploymentRuntimeConfig":
+    for doc in documents(repo / "examples" / "function-runtime.yaml"):
+        if doc["kind"] == "DeploymentRuntimeConfig":
             plane.api.apply(kinds.DEPLOYMENT_RUNTIME_CONFIG, doc)
     started = time.monotonic()
-    for doc in yaml.safe_load_all((repo / "examples" / "configurations.yaml").read_text()):
-        if doc and doc["kind"] in USER_APPLIED:
+    for doc in documents(repo / "examples" / "configurations.yaml"):
+        if doc["kind"] in USER_APPLIED:
             plane.api.apply(USER_APPLIED[doc["kind"]], doc)
     brought = brought_by_configurations(repo)
     wait_for(

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+from harness.example_sets import documents
 
 from . import kinds
 from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
@@ -31,10 +31,6 @@ KNOWN_KINDS = {
     (k.api_version, k.kind): k
     for k in (kinds.CRD, kinds.XRD, kinds.COMPOSITION, kinds.STORAGE_CLASS)
 }
-
-
-def documents(path: Path) -> list[dict[str, Any]]:
-    return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
 
 
 def apply_documents(plane: ControlPlane, path: Path) -> list[dict[str, Any]]:

@@ -23,13 +23,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.example_sets import documents
 from harness.fixtures import free_port
 
 from . import kinds
 from .certs import issue
 from .controlplane import ControlPlane, kubeconfig
 from .kube import NO_ANSWER, Kube, is_true, serving
-from .scene import MANIFESTS, documents
+from .scene import MANIFESTS
 
 # The CRD every CKS cluster serves NodePools with (harness/e2e/manifests/cks-nodepool-crd.yaml).
 CKS_NODEPOOL_CRD = "nodepools.compute.coreweave.com"

@@ -15,13 +15,11 @@ import copy
 import json
 from typing import Any
 
-import yaml
-
 from harness.e2e import kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.kube import ApiError, Kind
 from harness.e2e.suite import SHARED_CRDS, Suite
-from harness.example_sets import STAGES, example_sets
+from harness.example_sets import STAGES, documents, example_sets
 from harness.validator import Validator, as_sent, validator
 from tests.validation_corpus import CASES, NS, VALID
 
@@ -35,8 +33,8 @@ BY_TYPE: dict[tuple[str, str], Kind] = {
 def rendered_objects() -> list[tuple[str, dict[str, Any]]]:
     found = []
     for path in sorted(example.rendered(stage) for example in example_sets() for stage in STAGES):
-        for doc in yaml.safe_load_all(path.read_text()):
-            if doc and (doc.get("apiVersion"), doc.get("kind")) in BY_TYPE:
+        for doc in documents(path):
+            if (doc.get("apiVersion"), doc.get("kind")) in BY_TYPE:
                 found.append((f"{path.relative_to(REPO)}: {doc['kind']}", doc))
     return found
 

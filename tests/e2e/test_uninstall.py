@@ -56,6 +56,7 @@ from harness.e2e.stages import CONVERGE_SECONDS, delete_xr, not_synced
 from harness.e2e.suite import SHARED_CRDS, Suite
 from harness.e2e.user_cli import run_as_user, user_environment
 from harness.e2e.xr import composed, external_name
+from harness.example_sets import documents
 
 DOCS = REPO / "docs"
 UPGRADE_STEPS = "## Upgrading the function"
@@ -102,8 +103,11 @@ CIVO_POOLS = [
 
 def example_image_config() -> dict[str, Any]:
     """The ImageConfig examples/configurations.yaml has a user create."""
-    documents = yaml.safe_load_all((REPO / "examples" / "configurations.yaml").read_text())
-    [found] = [d for d in documents if d and d["kind"] == "ImageConfig"]
+    [found] = [
+        d
+        for d in documents(REPO / "examples" / "configurations.yaml")
+        if d["kind"] == "ImageConfig"
+    ]
     return dict(found)
 
 
