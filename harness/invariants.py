@@ -3,6 +3,7 @@ generated requests and by the walks after every reconcile."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -12,7 +13,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
 from harness.fixtures import CORE_KINDS, NAMESPACE, results, token_forms
-from harness.validator import composed_problems
+from harness.validator import composed_problems, spec_problems
 
 FATAL_PATH = re.compile(r"(spec|metadata|input)(\.[A-Za-z]+|\[\d+\])*:")
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -20,6 +21,24 @@ DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 # Realistic values of the fields a cloud cannot change in place.
 CW_INSTANCE_TYPES = ["gd-8xh100ib-i128", "gd-8xl40s-i128", "gd-8xh200ib-i128", "cd-gp-a192-genoa"]
 CIVO_SIZES = ["g4s.kube.medium", "g4s.kube.large", "an.g1.l40s.kube.x1", "g4g.kube.small"]
+
+
+def xrd_refuses(kind: str, xr: dict[str, Any]) -> bool:
+    """Whether the API server refuses the XR's spec, or the function's own rule does: no
+    CoreWeave pool may be named modelplane-system (docs/api.md), a name the XRD accepts."""
+    return _xrd_refuses(kind, json.dumps({**xr, "status": {}}, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=4096)
+def _xrd_refuses(kind: str, xr_json: str) -> bool:
+    xr = json.loads(xr_json)
+    pools = xr["spec"].get("nodePools") if isinstance(xr["spec"], dict) else None
+    reserved = (
+        kind == "CoreWeaveCluster"
+        and isinstance(pools, list)
+        and any(isinstance(p, dict) and p.get("name") == "modelplane-system" for p in pools)
+    )
+    return reserved or bool(spec_problems(xr))
 
 
 def fatal_messages(rsp: fnv1.RunFunctionResponse) -> list[str]:

@@ -12,45 +12,33 @@ import pytest
 import yaml
 
 from harness.example_sets import example_set
-from harness.fixtures import CORE_KINDS
+from harness.invariants import object_problems
 from harness.validator import Validator
 from tests import coreweave_expected as expected
 from tests.test_newer_providers import (
     HELM_V1_3_0,
     KUBERNETES_V1_2_1,
-    Life,
     civo_life,
     coreweave_life,
 )
 
-
-def stages(kind: str, life: Life) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(stage, desired resources, XR with desired status) for each reconcile of a full life."""
-    return [
-        (f"{kind}-{stage}", answer["desired"], xr)
-        for (stage, answer), xr in zip(life.answers, life.xrs, strict=True)
-    ]
-
-
-# The proven providers' lives; Civo's under the namespaced provider's connection Secret key.
-STAGES = stages("coreweave", coreweave_life(KUBERNETES_V1_2_1)) + stages(
-    "civo", civo_life(HELM_V1_3_0, key="attribute.kubeconfig")
-)
+# (stage, desired resources, XR with desired status) for each reconcile of the proven providers'
+# lives; Civo's under the namespaced provider's connection Secret key.
+STAGES = [
+    (f"{kind}-{stage}", answer["desired"], xr)
+    for kind, life in (
+        ("coreweave", coreweave_life(KUBERNETES_V1_2_1)),
+        ("civo", civo_life(HELM_V1_3_0, key="attribute.kubeconfig")),
+    )
+    for (stage, answer), xr in zip(life.answers, life.xrs, strict=True)
+]
 
 
 @pytest.mark.parametrize(("stage", "resources", "xr"), STAGES, ids=[s[0] for s in STAGES])
 def test_composed_objects_validate(
     validator: Validator, stage: str, resources: dict[str, Any], xr: dict[str, Any]
 ) -> None:
-    problems = {}
-    for key, body in resources.items():
-        if (body["apiVersion"], body["kind"]) in CORE_KINDS:
-            continue
-        assert validator.has_schema(body["apiVersion"], body["kind"]), key
-        applied = {**body, "metadata": {**body["metadata"], "namespace": "ml-team"}}
-        if errors := validator.validate(applied):
-            problems[key] = errors
-    assert problems == {}
+    assert object_problems(resources) == {}
     assert validator.validate(xr, with_status=True) == []
 
 
