@@ -29,11 +29,9 @@ After every reconcile the walk checks:
 
 The World is extended as Crossplane behaves: every pass of the requirements loop is kept, the XR
 status the function publishes is sent back as the observed composite, and providers set Ready
-and Synced independently. The walks first found four gaps (a CKS pool made autoscaled while its
-manifest was unreported got targetNodes again; a Civo cluster created without applications got
-them later; Civo status.secrets and autoscaler groups flapped with the provider's status); they
-were fixed in function/ and the minimal reproductions at the end of this file are their
-regression tests. test_walks_reach_every_stage keeps the walks from silently getting shallower.
+and Synced independently. The gaps the walks found were fixed in function/; the minimal
+reproductions at the end of this file are their regression tests. test_walks_reach_every_stage
+keeps the walks from silently getting shallower.
 """
 
 from __future__ import annotations
@@ -47,7 +45,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -77,8 +75,9 @@ from harness.invariants import (
     leaked_tokens,
     object_problems,
     tokens_in,
+    xrd_refuses,
 )
-from harness.validator import shared_crds_dir, spec_problems
+from harness.validator import shared_crds_dir
 from tests.coreweave_expected import SHARED_VAST_LIVE
 
 CRDS = shared_crds_dir()
@@ -108,22 +107,6 @@ def at(obj: Any, *path: str) -> Any:
             return MISSING
         obj = obj[part]
     return obj
-
-
-def xrd_refuses(kind: str, xr: dict[str, Any]) -> bool:
-    """Whether the API server would refuse the XR's spec (the reserved pool name is the
-    function's own rule)."""
-    return _xrd_refuses(kind, json.dumps({**xr, "status": {}}, sort_keys=True))
-
-
-@functools.lru_cache(maxsize=4096)
-def _xrd_refuses(kind: str, xr_json: str) -> bool:
-    xr = json.loads(xr_json)
-    reserved = kind == CW and any(
-        isinstance(p, dict) and p.get("name") == "modelplane-system"
-        for p in xr["spec"].get("nodePools") or []
-    )
-    return bool(spec_problems(xr)) or reserved
 
 
 def autoscaling_groups(composed: dict[str, Any]) -> list[dict[str, Any]]:
@@ -177,7 +160,7 @@ class Walk(World):
         self.step = 0
         self.event = "start"
         self.counter = 0
-        self.seen: dict[str, int] = {}
+        self.seen: Counter[str] = Counter()
 
     # --- the requirements loop, keeping every pass for the token check ---------------------
 
@@ -222,11 +205,9 @@ class Walk(World):
         secret = credentials_secret(self.token)
         if self.credentials == "garbled":
             secret["data"]["credentials"] = base64.b64encode(b"{not json").decode()
-        objects = {"config": CLUSTER_PROVIDER_CONFIG, "secret": secret}
-        drop = {"no-config": ["config"], "no-secret": ["secret"], "none": ["config", "secret"]}
-        self.cluster_objects = [
-            v for k, v in objects.items() if k not in drop.get(self.credentials, [])
-        ]
+        config = [] if self.credentials in ("no-config", "none") else [CLUSTER_PROVIDER_CONFIG]
+        found = [] if self.credentials in ("no-secret", "none") else [secret]
+        self.cluster_objects = config + found
 
     # --- helpers -------------------------------------------------------------------------
 
@@ -565,34 +546,15 @@ class Walk(World):
     # The operator
 
     def ev_input(self) -> str:
-        rng = self.rng
-        step_input = self.step_input
-        assert step_input is not None, "a Walk is made with a step input and keeps it"
-        if self.kind == CW:
-            choice = rng.choice(["systemPool", "systemCount", "storageClass", "prefixes"])
-            cw = step_input.setdefault("coreweave", {})
-            if choice == "systemPool":
-                cw.setdefault("systemPool", {})["instanceType"] = rng.choice(
-                    ["cd-gp-i64-erapids", "cd-gp-a192-genoa"]
-                )
-            elif choice == "systemCount":
-                cw.setdefault("systemPool", {})["nodeCount"] = rng.randint(1, 10)
-            elif choice == "storageClass":
-                cw["storageClassName"] = rng.choice(["shared-vast-delete", "model-cache"])
-            else:
-                cw["vpcPrefixes"] = rng.choice([{}, {"pod": "10.64.0.0/13"}])
-            return f"operator changed coreweave {choice}"
-        choice = rng.choice(["cni", "applications", "chart"])
-        civo = step_input.setdefault("civo", {})
-        if choice == "cni":
-            civo["cni"] = rng.choice(["flannel", "cilium"])
-        elif choice == "applications":
-            civo["applications"] = rng.choice(["", "-traefik2-nodeport", "metrics-server"])
-        else:
-            civo.setdefault("clusterAutoscaler", {})["chartVersion"] = rng.choice(
-                ["9.59.0", "9.60.1"]
-            )
-        return f"operator changed civo {choice}"
+        assert self.step_input is not None, "a Walk is made with a step input and keeps it"
+        changes = INPUT_CHANGES[self.kind]
+        choice = self.rng.choice(list(changes))
+        (*parents, field), values = changes[choice]
+        target = self.step_input
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[field] = copy.deepcopy(self.rng.choice(values))
+        return f"operator changed {parents[0]} {choice}"
 
     # --- one step ----------------------------------------------------------------------------
 
@@ -605,8 +567,8 @@ class Walk(World):
         expect_fatal = xrd_refuses(self.kind, self.xr)
         rsp = self.reconcile()
         fatal = [r.message for r in rsp.results if r.severity == fnv1.SEVERITY_FATAL]
-        self.count("reconciles")
-        self.count("fatal", bool(fatal))
+        self.seen["reconciles"] += 1
+        self.seen["fatal"] += bool(fatal)
         if not fatal:
             self.count_stages(rsp, before, known_in_cluster)
         self.check_token()
@@ -640,41 +602,31 @@ class Walk(World):
 
     # --- what the walk reached --------------------------------------------------------------
 
-    def count(self, stage: str, when: bool = True) -> None:
-        if when:
-            self.seen[stage] = self.seen.get(stage, 0) + 1
-
     def count_stages(
         self, rsp: fnv1.RunFunctionResponse, before: dict[str, Any], in_cluster: set[str]
     ) -> None:
         composed = desired(rsp)
         messages = [m for _, m in results(rsp)]
-        self.count("kubeconfig", "kubeconfig" in composed)
-        self.count(
-            "last-known-kubeconfig", any(m.startswith("keeping the kubeconfig") for m in messages)
-        )
-        self.count(
-            "kubeconfig-refreshed",
-            "kubeconfig" in before
+        old_kubeconfig = at(before.get("kubeconfig"), "data", "kubeconfig")
+        reached = {
+            "kubeconfig": "kubeconfig" in composed,
+            "last-known-kubeconfig": any(m.startswith("keeping the kubeconfig") for m in messages),
+            "kubeconfig-refreshed": "kubeconfig" in before
             and "kubeconfig" in composed
-            and at(before["kubeconfig"], "data", "kubeconfig")
-            != composed["kubeconfig"]["data"]["kubeconfig"],
-        )
-        self.count("rwx-storageclass", "rwx-storageclass" in composed)
-        self.count(
-            "live-autoscaled-cks-pool",
-            self.kind == CW
+            and old_kubeconfig != composed["kubeconfig"]["data"]["kubeconfig"],
+            "rwx-storageclass": "rwx-storageclass" in composed,
+            "live-autoscaled-cks-pool": self.kind == CW
             and any(
                 f"nodepool-{p['name']}" in in_cluster for p in self.pools if "maxNodeCount" in p
             ),
-        )
-        self.count(
-            "civo-nodepools", self.kind == CIVO and any(k.startswith("nodepool-") for k in composed)
-        )
-        self.count("autoscaler-release", "cluster-autoscaler" in composed)
-        self.count("autoscaler-groups", bool(autoscaling_groups(composed)))
-        self.count("pool-removed", any(k not in composed for k in before))
-        self.count("immutable-warning", any("cannot change" in m for m in messages))
+            "civo-nodepools": self.kind == CIVO
+            and any(k.startswith("nodepool-") for k in composed),
+            "autoscaler-release": "cluster-autoscaler" in composed,
+            "autoscaler-groups": bool(autoscaling_groups(composed)),
+            "pool-removed": any(k not in composed for k in before),
+            "immutable-warning": any("cannot change" in m for m in messages),
+        }
+        self.seen.update(stage for stage, when in reached.items() if when)
 
     # --- invariants ------------------------------------------------------------------------
 
@@ -833,6 +785,23 @@ EVENT_WEIGHTS = {
     "invalid": (6, 6),
     "input": (4, 5),
     "noop": (4, 4),
+}
+# What the operator may change in the step input: the field, and its values.
+INPUT_CHANGES: dict[str, dict[str, tuple[tuple[str, ...], Sequence[Any]]]] = {
+    CW: {
+        "systemPool": (
+            ("coreweave", "systemPool", "instanceType"),
+            ["cd-gp-i64-erapids", "cd-gp-a192-genoa"],
+        ),
+        "systemCount": (("coreweave", "systemPool", "nodeCount"), range(1, 11)),
+        "storageClass": (("coreweave", "storageClassName"), ["shared-vast-delete", "model-cache"]),
+        "prefixes": (("coreweave", "vpcPrefixes"), [{}, {"pod": "10.64.0.0/13"}]),
+    },
+    CIVO: {
+        "cni": (("civo", "cni"), ["flannel", "cilium"]),
+        "applications": (("civo", "applications"), ["", "-traefik2-nodeport", "metrics-server"]),
+        "chart": (("civo", "clusterAutoscaler", "chartVersion"), ["9.59.0", "9.60.1"]),
+    },
 }
 # What invariant a covers besides the pools; every other dropped resource is a gated one (d).
 CORE_RESOURCES = ("vpc", "cks-cluster", "network", "firewall", "civo-cluster")
