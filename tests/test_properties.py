@@ -3,16 +3,11 @@
 Hypothesis generates XR specs for both kinds (valid ones built from the XRD's schema, invalid ones
 with one known-bad field, and arbitrary nested garbage), observed composed resources (missing,
 partial, with garbage status and odd annotations), CoreWeave credentials as required resources
-(missing, wrong shapes, bad base64, non-JSON) and malformed requests. For every request:
-
-- `RunFunction` returns a response and never raises;
-- either exactly one FATAL result, naming at least one field path, and no desired resources, or
-  no FATAL and every composed object validates against ../shared/crds (schema and CEL) and has a
-  valid Kubernetes object name;
-- never an "internal error" FATAL;
-- a spec the XRD accepts is never refused and a spec the XRD refuses is never composed (the
-  function checks the XRD's rules itself for `crossplane render`);
-- the org token is never anywhere but inside the kubeconfig Secret's data.
+(missing, wrong shapes, bad base64, non-JSON) and malformed requests. Every answer is either one
+FATAL naming a field path and composing nothing, or no FATAL and objects ../shared/crds accepts
+(schema and CEL) under valid object names; never an exception or an "internal error"; refused
+exactly when the XRD refuses the spec (the function checks the XRD's rules itself for
+`crossplane render`); and the org token stays inside the kubeconfig Secret's data.
 
 Runs are deterministic (`derandomize=True`, no example database). Bugs found here are pinned by
 the regression tests at the end of the file, each with a minimal request.
@@ -55,6 +50,7 @@ from harness.invariants import (
     fatal_problems,
     leaked_tokens,
     object_problems,
+    xrd_refuses,
 )
 from harness.validator import shared_crds_dir, spec_problems
 from tests.coreweave_expected import SHARED_VAST_LIVE
@@ -213,42 +209,36 @@ def credentials(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def coreweave_spec(draw: st.DrawFn, *, max_pools: int = 8) -> dict[str, Any]:
-    names = draw(st.lists(CW_NAMES, min_size=1, max_size=max_pools, unique=True))
-    spec: dict[str, Any] = {
-        "zone": draw(free_text(ZONES, 32)),
-        "nodePools": [draw(pool(n, civo=False)) for n in names],
-    }
-    if draw(st.booleans()):
-        spec["kubernetesVersion"] = draw(
-            st.sampled_from(["1.37", "1.36", "2.0"]) | st.from_regex(VERSION, fullmatch=True)
-        )
-    if draw(st.booleans()):
-        spec["credentials"] = draw(credentials())
-    spec.update(draw(extra_fields(set(spec) | {"kubernetesVersion", "credentials"})))
-    return spec
-
-
-@st.composite
-def civo_spec(
-    draw: st.DrawFn, *, names: st.SearchStrategy[str] = CIVO_NAMES, max_pools: int = 8
+def spec_strategy(
+    draw: st.DrawFn, kind: str, names: st.SearchStrategy[str] | None = None
 ) -> dict[str, Any]:
-    pool_names = draw(st.lists(names, min_size=1, max_size=max_pools, unique=True))
-    pools = [draw(pool(n, civo=True)) for n in pool_names]
-    systems = [p for p in pools if p.get("role") == "System"]
-    if not systems:  # the XRD requires a System pool; make one
-        index = draw(st.integers(0, len(pools) - 1))
-        pools[index] = draw(pool(pools[index]["name"], civo=True, role="System"))
-        systems = [pools[index]]
-    # Neither the inline pool nor a pool named "workers" (the autoscaler's catch-all group) can
-    # autoscale.
-    for item in [systems[0], *(p for p in pools if p["name"] == "workers")]:
-        item.pop("maxNodeCount", None)
-        item.pop("minNodeCount", None)
-    spec: dict[str, Any] = {"region": draw(free_text(REGIONS, 32)), "nodePools": pools}
+    civo = kind == "CivoCluster"
+    if names is None:
+        names = CIVO_NAMES if civo else CW_NAMES
+    pools = [
+        draw(pool(n, civo=civo)) for n in draw(st.lists(names, min_size=1, max_size=8, unique=True))
+    ]
+    if civo:
+        systems = [p for p in pools if p.get("role") == "System"]
+        if not systems:  # the XRD requires a System pool; make one
+            index = draw(st.integers(0, len(pools) - 1))
+            pools[index] = draw(pool(pools[index]["name"], civo=True, role="System"))
+            systems = [pools[index]]
+        # Neither the inline pool nor a pool named "workers" (the autoscaler's catch-all group)
+        # can autoscale.
+        for item in [systems[0], *(p for p in pools if p["name"] == "workers")]:
+            item.pop("maxNodeCount", None)
+            item.pop("minNodeCount", None)
+    place, places = ("region", REGIONS) if civo else ("zone", ZONES)
+    spec: dict[str, Any] = {place: draw(free_text(places, 32)), "nodePools": pools}
+    versions = (
+        free_text(["1.34.1-k3s1", "1.33.4-k3s1"], 32)
+        if civo
+        else st.sampled_from(["1.37", "1.36", "2.0"]) | st.from_regex(VERSION, fullmatch=True)
+    )
     if draw(st.booleans()):
-        spec["kubernetesVersion"] = draw(free_text(["1.34.1-k3s1", "1.33.4-k3s1"], 32))
-    elif draw(st.booleans()):
+        spec["kubernetesVersion"] = draw(versions)
+    elif civo and draw(st.booleans()):
         spec["kubernetesVersion"] = None
     if draw(st.booleans()):
         spec["credentials"] = draw(credentials())
@@ -257,7 +247,6 @@ def civo_spec(
 
 
 def example_xr(kind: str) -> dict[str, Any]:
-    """A copy of the realistic example XR of the kind."""
     return coreweave_xr() if kind == "CoreWeaveCluster" else civo_xr()
 
 
@@ -281,54 +270,47 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
     type_field = "size" if civo else "instanceType"
     low = 1 if civo else 0
     pattern = CIVO_POOL_NAME if civo else CW_POOL_NAME
-    cloud_only = (
-        ["no-system", "inline-autoscales", "autoscaled-workers"] if civo else ["reserved-name"]
-    )
-    choice = draw(
-        st.sampled_from(
-            [
-                "pool-not-object",
-                "name",
-                "name-missing",
-                "duplicate",
-                "role",
-                "role-missing",
-                "gpu-missing",
-                "gpu-not-object",
-                "accelerator",
-                "type-field",
-                "type-missing",
-                "nodeCount",
-                "minNodeCount",
-                "maxNodeCount",
-                "min-without-max",
-                "min-above-max",
-                "count-above-max",
-                *cloud_only,
-            ]
-        )
-    )
-    note(f"mutation: {choice} at {path}")
     roles = {"System", "GPU"} if civo else {"GPU", "CPU"}
-    # The mutations that give one field a wrong value, and those that leave one out.
-    wrong: dict[str, tuple[str, st.SearchStrategy[Any]]] = {
+
+    def bad_count(minimum: int) -> st.SearchStrategy[Any]:
+        return st.one_of(
+            st.integers(min_value=-(2**53), max_value=minimum - 1),
+            st.integers(min_value=1001, max_value=2**53),
+            NOT_INTEGER,
+        )
+
+    # The mutations that give one field a wrong value (None: leave it out).
+    wrong: dict[str, tuple[str, st.SearchStrategy[Any] | None]] = {
         "name": (
             "name",
             _bad_text(40) | UNICODE.filter(lambda s: not re.fullmatch(pattern, s) and s != ""),
         ),
-        "reserved-name": ("name", st.just("modelplane-system")),
+        "name-missing": ("name", None),
         "role": ("role", UNICODE.filter(lambda s: s not in roles) | SOME_NOT_STRING),
+        "role-missing": ("role", None),
         "gpu-not-object": ("gpu", SOME_NOT_DICT),
         "type-field": (type_field, _bad_text(63)),
+        "type-missing": (type_field, None),
+        "nodeCount": ("nodeCount", bad_count(low)),
+        "minNodeCount": ("minNodeCount", bad_count(low)),
+        "maxNodeCount": ("maxNodeCount", bad_count(1)),
     }
-    missing = {"name-missing": "name", "role-missing": "role", "type-missing": type_field}
+    cloud_only = ["no-system", "inline-autoscales", "autoscaled-workers"] if civo else []
+    if not civo:
+        wrong["reserved-name"] = ("name", st.just("modelplane-system"))
+    others = ["pool-not-object", "duplicate", "gpu-missing", "accelerator"]
+    bounds = ["min-without-max", "min-above-max", "count-above-max"]
+    choice = draw(st.sampled_from([*wrong, *others, *bounds, *cloud_only]))
+    note(f"mutation: {choice} at {path}")
     if choice in wrong:
         field, values = wrong[choice]
-        target[field] = draw(values)
+        if values is None:
+            target.pop(field)
+        else:
+            target[field] = draw(values)
+        if choice == "minNodeCount":
+            target["maxNodeCount"] = 1000
         return spec, f"{path}.{field}"
-    if choice in missing:
-        target.pop(missing[choice])
-        return spec, f"{path}.{missing[choice]}"
     if choice == "pool-not-object":
         pools[index] = draw(NOT_DICT)
         return spec, path
@@ -347,18 +329,6 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
         bad = draw(st.one_of(_bad_text(63), st.just(None)))
         target["gpu"] = {} if bad is None else {"acceleratorType": bad}
         return spec, f"{path}.gpu.acceleratorType"
-    if choice in ("nodeCount", "minNodeCount", "maxNodeCount"):
-        minimum = 1 if choice == "maxNodeCount" else low
-        target[choice] = draw(
-            st.one_of(
-                st.integers(min_value=-(2**53), max_value=minimum - 1),
-                st.integers(min_value=1001, max_value=2**53),
-                NOT_INTEGER,
-            )
-        )
-        if choice == "minNodeCount":
-            target["maxNodeCount"] = 1000
-        return spec, f"{path}.{choice}"
     if choice == "min-without-max":
         target["minNodeCount"] = draw(st.integers(low, 1000))
         target.pop("maxNodeCount", None)
@@ -395,63 +365,39 @@ def invalid_spec(draw: st.DrawFn, kind: str) -> tuple[dict[str, Any], str]:
     civo = kind == "CivoCluster"
     spec = draw(spec_strategy(kind))
     place = "region" if civo else "zone"
-    choice = draw(
-        st.sampled_from(
-            [
-                "place",
-                "place-missing",
-                "version",
-                "credentials",
-                "credentials-type",
-                "credentials-name",
-                "pools-empty",
-                "pools-not-list",
-                "pools-missing",
-                "too-many-pools",
-                *["pool"] * 4,
-            ]
-        )
+    types = ("ProviderConfig", "ClusterProviderConfig")
+    versions = st.one_of(
+        UNICODE.filter(lambda s: not re.fullmatch(VERSION, s)),
+        st.sampled_from(["v1.37", "1.37.1", "1", "1.37\n", " 1.37"]),
+        SOME_NOT_STRING,
     )
+    # The path each mutation breaks, and the values it sets there (None: leaves it out).
+    wrong: dict[str, tuple[str, st.SearchStrategy[Any] | None]] = {
+        "place": (place, _bad_text(32) | st.just(None)),
+        "place-missing": (place, None),
+        "version": ("kubernetesVersion", _bad_text(32) if civo else versions),
+        "credentials": ("credentials", SOME_NOT_DICT),
+        "credentials-type": (
+            "credentials.type",
+            UNICODE.filter(lambda s: s not in types) | SOME_NOT_STRING,
+        ),
+        "credentials-name": ("credentials.name", _bad_text(253)),
+        "pools-empty": ("nodePools", st.just([])),
+        "pools-not-list": ("nodePools", NOT_LIST.filter(lambda v: v is not None)),
+        "pools-missing": ("nodePools", None),
+    }
+    choice = draw(st.sampled_from([*wrong, "too-many-pools", *["pool"] * 4]))
     note(f"mutation: {choice}")
-    if choice == "place":
-        spec[place] = draw(_bad_text(32) | st.just(None))
-        return spec, f"spec.{place}"
-    if choice == "place-missing":
-        del spec[place]
-        return spec, f"spec.{place}"
-    if choice == "version":
-        if civo:
-            spec["kubernetesVersion"] = draw(_bad_text(32))
+    if choice in wrong:
+        field, values = wrong[choice]
+        if values is None:
+            del spec[field]
+        elif "." in field:  # the parent holds the wrong value alone
+            parent, child = field.split(".")
+            spec[parent] = {child: draw(values)}
         else:
-            spec["kubernetesVersion"] = draw(
-                st.one_of(
-                    UNICODE.filter(lambda s: not re.fullmatch(VERSION, s)),
-                    st.sampled_from(["v1.37", "1.37.1", "1", "1.37\n", " 1.37"]),
-                    SOME_NOT_STRING,
-                )
-            )
-        return spec, "spec.kubernetesVersion"
-    if choice == "credentials":
-        spec["credentials"] = draw(SOME_NOT_DICT)
-        return spec, "spec.credentials"
-    if choice == "credentials-type":
-        types = ("ProviderConfig", "ClusterProviderConfig")
-        spec["credentials"] = {
-            "type": draw(UNICODE.filter(lambda s: s not in types) | SOME_NOT_STRING)
-        }
-        return spec, "spec.credentials.type"
-    if choice == "credentials-name":
-        spec["credentials"] = {"name": draw(_bad_text(253))}
-        return spec, "spec.credentials.name"
-    if choice == "pools-empty":
-        spec["nodePools"] = []
-        return spec, "spec.nodePools"
-    if choice == "pools-not-list":
-        spec["nodePools"] = draw(NOT_LIST.filter(lambda v: v is not None))
-        return spec, "spec.nodePools"
-    if choice == "pools-missing":
-        del spec["nodePools"]
-        return spec, "spec.nodePools"
+            spec[field] = draw(values)
+        return spec, f"spec.{field}"
     if choice == "too-many-pools":
         count = draw(st.sampled_from([9, 10, 64, 300]))
         template = spec["nodePools"][0]
@@ -479,11 +425,9 @@ def credentials_objects(token: str, spec: Any = None) -> list[dict[str, Any]]:
     return [config, credentials_secret(token, namespace=namespace)]
 
 
-def secret_with(
-    payload: bytes | str, key: str = "credentials", namespace: str = "crossplane-system"
-) -> dict[str, Any]:
+def secret_with(payload: bytes | str, key: str = "credentials") -> dict[str, Any]:
     data = payload if isinstance(payload, str) else base64.b64encode(payload).decode()
-    return {**credentials_secret(namespace=namespace), "data": {key: data}}
+    return {**credentials_secret(), "data": {key: data}}
 
 
 def required_with(payload: bytes) -> dict[str, list[dict[str, Any]]]:
@@ -531,6 +475,13 @@ def grown(xr: dict[str, Any], rounds: int) -> dict[str, dict[str, Any]]:
     return observed
 
 
+# What a reported manifest holds, any of it garbage (the shared-vast StorageClass's fields too).
+LIVE_MANIFEST = dict.fromkeys(
+    ["metadata", "spec", "parameters", "mountOptions", "volumeBindingMode", "allowVolumeExpansion"],
+    GARBAGE,
+)
+
+
 @st.composite
 def garbage_status(draw: st.DrawFn) -> Any:
     choice = draw(st.integers(0, 6))
@@ -569,16 +520,7 @@ def garbage_status(draw: st.DrawFn) -> Any:
                     "manifest": st.one_of(
                         NOT_DICT,
                         st.fixed_dictionaries(
-                            {},
-                            optional={
-                                "metadata": GARBAGE,
-                                "spec": GARBAGE,
-                                "provisioner": GARBAGE | UNICODE,
-                                "parameters": GARBAGE,
-                                "mountOptions": GARBAGE,
-                                "volumeBindingMode": GARBAGE,
-                                "allowVolumeExpansion": GARBAGE,
-                            },
+                            {}, optional={**LIVE_MANIFEST, "provisioner": GARBAGE | UNICODE}
                         ),
                     ),
                 },
@@ -618,10 +560,12 @@ def perturbed(draw: st.DrawFn, base: dict[str, dict[str, Any]]) -> dict[str, Any
 
 
 @st.composite
-def required_resources(draw: st.DrawFn, spec: Any = None) -> dict[str, list[dict[str, Any]]] | None:
+def required_resources(
+    draw: st.DrawFn, kind: str, spec: Any = None
+) -> dict[str, list[dict[str, Any]]] | None:
     """What Crossplane sends for the CoreWeave credential requirements, in any state."""
-    if draw(st.integers(0, 4)) == 0:
-        return None  # first pass of the requirements loop
+    if kind != "CoreWeaveCluster" or draw(st.integers(0, 4)) == 0:
+        return None  # a CivoCluster requires nothing; or the first pass of the requirements loop
     token = draw(st.sampled_from(TOKENS))
     good_config, good_secret = credentials_objects(token, spec)
     config = st.one_of(
@@ -707,18 +651,14 @@ def check_token_confined(rsp: fnv1.RunFunctionResponse, *, kubeconfig: bool = Tr
     """No token outside the kubeconfig Secret's data; inside it, a well-formed kubeconfig."""
     if kubeconfig and "kubeconfig" in rsp.desired.resources:
         data = desired(rsp)["kubeconfig"]["data"]["kubeconfig"]
-        check_kubeconfig(base64.b64decode(data, validate=True).decode())
+        document = yaml.safe_load(base64.b64decode(data, validate=True).decode())
+        assert document["kind"] == "Config"
+        [user] = document["users"]
+        assert user["user"]["token"].strip() in TOKENS
+        [cluster] = document["clusters"]
+        assert cluster["cluster"]["server"].startswith("https://")
+        assert set(cluster["cluster"]) == {"server"}
     assert leaked_tokens(rsp, TOKENS) == []
-
-
-def check_kubeconfig(text: str) -> None:
-    document = yaml.safe_load(text)
-    assert document["kind"] == "Config"
-    [user] = document["users"]
-    assert user["user"]["token"].strip() in TOKENS
-    [cluster] = document["clusters"]
-    assert cluster["cluster"]["server"].startswith("https://")
-    assert set(cluster["cluster"]) == {"server"}
 
 
 def null_where_xrd_defaults(kind: str, spec: Any) -> bool:
@@ -742,27 +682,13 @@ def check_agrees_with_xrd(kind: str, xr: dict[str, Any], rsp: fnv1.RunFunctionRe
     if null_where_xrd_defaults(kind, xr["spec"]):
         return  # the API server would default it; either answer is fine for render-only input
     refused = bool(fatal_messages(rsp))
-    problems = spec_problems(xr)
-    pools = xr["spec"].get("nodePools") if isinstance(xr["spec"], dict) else None
-    reserved = (
-        kind == "CoreWeaveCluster"
-        and isinstance(pools, list)
-        and any(isinstance(p, dict) and p.get("name") == "modelplane-system" for p in pools)
-    )
-    if reserved:  # a rule only the function has (docs/api.md): the XRD accepts the name
-        assert refused
-        return
-    assert refused == bool(problems), (
+    assert refused == xrd_refuses(kind, xr), (
         f"function {'refused' if refused else 'accepted'} a spec the XRD "
-        f"{'accepts' if not problems else 'refuses'}: {problems[:5]} / {results(rsp)[:1]}"
+        f"{'accepts' if refused else 'refuses'}: {spec_problems(xr)[:5]} / {results(rsp)[:1]}"
     )
 
 
 KINDS = ["CoreWeaveCluster", "CivoCluster"]
-
-
-def spec_strategy(kind: str) -> st.SearchStrategy[dict[str, Any]]:
-    return coreweave_spec() if kind == "CoreWeaveCluster" else civo_spec()
 
 
 # --- properties -------------------------------------------------------------------------------
@@ -780,11 +706,7 @@ def test_valid_spec_composes_valid_objects_whatever_is_observed(
     assert spec_problems(xr) == [], "the generator builds XRD-valid specs"
     base = grown(xr, data.draw(st.sampled_from([0, 1, 2, 3, 4, 5, 5, 5]), label="rounds"))
     observed = data.draw(perturbed(base), label="observed")
-    required = (
-        data.draw(required_resources(spec), label="required")
-        if kind == "CoreWeaveCluster"
-        else None
-    )
+    required = data.draw(required_resources(kind, spec), label="required")
     rsp = run(request(xr, observed, required))
     check_composed(rsp)
     check_token_confined(rsp)
@@ -819,10 +741,8 @@ def arbitrary_spec(draw: st.DrawFn, kind: str) -> Any:
     spec = draw(spec_strategy(kind))
     for _ in range(draw(st.integers(1, 4))):
         parent: Any = spec
-        path: list[Any] = []
         while isinstance(parent, (dict, list)) and parent and draw(st.booleans()):
             key = draw(st.sampled_from(keys_of(parent)))
-            path.append(key)
             if not isinstance(parent[key], (dict, list)) or not parent[key]:
                 break
             parent = parent[key]
@@ -899,7 +819,7 @@ def test_mangled_observed_objects_never_cause_an_internal_error(
     xr = example_xr(kind)
     observed = data.draw(mangled(grown(xr, data.draw(st.integers(1, 5)))), label="observed")
     observed = {k: v for k, v in observed.items() if isinstance(v, dict)}
-    required = data.draw(required_resources(xr["spec"])) if kind == "CoreWeaveCluster" else None
+    required = data.draw(required_resources(kind, xr["spec"]))
     rsp = run(request(xr, observed, required))
     assert not fatal_messages(rsp), results(rsp)
     # A garbled observed kubeconfig is re-applied as last known: only confinement is checked.
@@ -917,7 +837,7 @@ def test_answers_do_not_depend_on_earlier_requests(kind: str, data: st.DataObjec
         spec = data.draw(spec_strategy(kind), label="spec")
         xr = xr_of(kind, spec)
         observed = data.draw(perturbed(grown(xr, data.draw(st.integers(0, 5)))), label="observed")
-        required = data.draw(required_resources(spec)) if kind == "CoreWeaveCluster" else None
+        required = data.draw(required_resources(kind, spec))
         requests.append(request(xr, observed, required))
     first = [run(r).SerializeToString(deterministic=True) for r in requests]
     again = [run(r).SerializeToString(deterministic=True) for r in reversed(requests)]
@@ -1041,7 +961,7 @@ def test_unknown_input_fields_are_ignored(kind: str, extra: dict[str, Any]) -> N
 
 @needs_crds
 @settings(PROPERTIES, max_examples=40)
-@given(spec=civo_spec(names=CIVO_XRD_NAMES))
+@given(spec=spec_strategy("CivoCluster", CIVO_XRD_NAMES))
 def test_civo_pool_names_give_valid_object_names(spec: dict[str, Any]) -> None:
     world = World(xr_of("CivoCluster", spec))
     world.reconcile()
