@@ -114,38 +114,31 @@ BACKGROUND = {"deletionPropagationPolicy": "Background"}
 RELEASE_DEFAULTS = {"maxHistory": 20}
 
 KUBERNETES_V1_2_1 = Shape("provider-kubernetes v1.2.1", OBJECT_SPEC_DEFAULTS)
+# What each newer provider-kubernetes writes besides its deletionPropagationPolicy default.
+KUBERNETES_WRITES: dict[str, dict[str, Any]] = {
+    "v1.3.0": {},
+    "v1.3.1": {},
+    "v1.4.0": {},
+    "v1.4.0, a reconcile requested": {"object_status": {"lastHandledReconcileAt": RECONCILE_TOKEN}},
+    "v1.4.0 --remove-managed-fields": {"strips_managed_fields": True},
+}
 KUBERNETES_NEWER = [
-    Shape("provider-kubernetes v1.3.0", OBJECT_SPEC_DEFAULTS, BACKGROUND),
-    Shape("provider-kubernetes v1.3.1", OBJECT_SPEC_DEFAULTS, BACKGROUND),
-    Shape("provider-kubernetes v1.4.0", OBJECT_SPEC_DEFAULTS, BACKGROUND),
-    Shape(
-        "provider-kubernetes v1.4.0, a reconcile requested",
-        OBJECT_SPEC_DEFAULTS,
-        BACKGROUND,
-        object_status={"lastHandledReconcileAt": RECONCILE_TOKEN},
-    ),
-    Shape(
-        "provider-kubernetes v1.4.0 --remove-managed-fields",
-        OBJECT_SPEC_DEFAULTS,
-        BACKGROUND,
-        strips_managed_fields=True,
-    ),
+    Shape(f"provider-kubernetes {version}", OBJECT_SPEC_DEFAULTS, BACKGROUND, **writes)
+    for version, writes in KUBERNETES_WRITES.items()
 ]
 HELM_V1_3_0 = Shape("provider-helm v1.3.0", {}, release_for_provider=RELEASE_DEFAULTS)
 HELM_NEWER = [
     Shape(
-        "provider-helm v1.4.0, Helm v4 server-side apply install",
+        f"provider-helm v1.4.0, {situation}",
         {},
         release_for_provider=RELEASE_DEFAULTS,
         release_at_provider={"version": "9.59.0"},
-    ),
-    Shape(
-        "provider-helm v1.4.0, a reconcile requested",
-        {},
-        release_for_provider=RELEASE_DEFAULTS,
-        release_at_provider={"version": "9.59.0"},
-        release_status={"lastHandledReconcileAt": RECONCILE_TOKEN},
-    ),
+        release_status=status,
+    )
+    for situation, status in (
+        ("Helm v4 server-side apply install", {}),
+        ("a reconcile requested", {"lastHandledReconcileAt": RECONCILE_TOKEN}),
+    )
 ]
 
 
@@ -197,12 +190,6 @@ def applied_by(world: World, key: str, **spec: Any) -> dict[str, Any]:
     validated = {"conditions": [{"type": "Validated", "status": "True", "reason": "Valid"}]}
     is_pool = manifest["kind"] == "NodePool"
     return {"manifest": live(manifest, managers, validated if is_pool else None, **spec)}
-
-
-def exists(world: World, *keys: str) -> None:
-    """Secrets, ProviderConfigs and Usages exist once applied; they report no readiness."""
-    for key in keys:
-        world.report(key)
 
 
 Answered = dict[str, Any]
@@ -261,7 +248,9 @@ def coreweave_life(shape: Shape) -> Life:
     world.ready("nodepool-h100", atProvider=applied_by(world, "nodepool-h100", targetNodes=5))
     shared_vast = live(coreweave_expected.SHARED_VAST_LIVE, [("cks-storage", "Update")])
     world.ready("shared-vast-observer", atProvider={"manifest": shared_vast})
-    exists(world, "kubeconfig", "kubernetes-providerconfig", "usage-kubeconfig-by-providerconfig")
+    # Secrets, ProviderConfigs and Usages exist once applied; they report no readiness.
+    for key in ("kubeconfig", "kubernetes-providerconfig", "usage-kubeconfig-by-providerconfig"):
+        world.report(key)
     life.reconcile("pools-validated")
     world.ready("rwx-storageclass", atProvider=applied_by(world, "rwx-storageclass"))
     world.ready(
@@ -306,7 +295,7 @@ def civo_life(shape: Shape, key: str = "kubeconfig") -> Life:
     world.ready("nodepool-a100", atProvider={"id": "b9d4-a100", "nodeCount": 1})
     life.reconcile("pool-ids")
     world.ready("cluster-autoscaler", atProvider=deployed(1, "Install complete"), synced=True)
-    exists(world, "helm-providerconfig")
+    world.report("helm-providerconfig")
     life.reconcile("converged")
     life.reconcile("steady")
     del world.xr["spec"]["nodePools"][1]["minNodeCount"]

@@ -221,8 +221,7 @@ class Case:
     with_status: bool = False
 
 
-# Each mistake by id: the object, and the errors the API server refuses its create with ([]:
-# accepted).
+# Each mistake by id: the object, and the errors its create gets.
 MISTAKES: dict[str, tuple[dict[str, Any], list[str]]] = {
     # -- missing required fields
     "vpc-required-forProvider": (
