@@ -861,8 +861,7 @@ def test_unknown_or_missing_composite_is_one_fatal(
     assume((api_version, kind) not in {(API_VERSION, k) for k in KINDS})
     given = {"kind": kind, "apiVersion": api_version}
     xr = {**extra, **{k: v for k, v in given.items() if v is not None}}
-    req = request(xr) if xr else fnv1.RunFunctionRequest()
-    rsp = run(req)
+    rsp = run(request(xr) if xr else fnv1.RunFunctionRequest())
     assert [s for s, _ in results(rsp)] == ["Fatal"]
     message = results(rsp)[0][1]
     assert message.startswith(f'unsupported composite resource "{kind or "<none>"}"'), message
@@ -886,13 +885,12 @@ def test_request_without_observed_composite_is_one_fatal() -> None:
 def test_composite_without_name_or_namespace_is_one_fatal(
     kind: str, name: Any, namespace: Any
 ) -> None:
-    valid = {"name": "inference", "namespace": NAMESPACE}
-    assume({"name": name, "namespace": namespace} != valid)
-    xr = example_xr(kind)
     given = {"name": name, "namespace": namespace}
+    assume(given != {"name": "inference", "namespace": NAMESPACE})
+    xr = example_xr(kind)
     xr["metadata"] = {k: v for k, v in given.items() if v is not None}
     message = check_fatal(run(request(xr)))
-    for field, value in (("name", name), ("namespace", namespace)):
+    for field, value in given.items():
         missing = not isinstance(value, str) or not value
         assert (f"metadata.{field}: required" in message) == missing, message
 
@@ -966,8 +964,7 @@ def test_civo_pool_names_give_valid_object_names(spec: dict[str, Any]) -> None:
     world = World(xr_of("CivoCluster", spec))
     world.reconcile()
     world.ready("civo-cluster", atProvider={"id": "c1"})
-    rsp = world.reconcile()
-    check_composed(rsp)
+    check_composed(world.reconcile())
 
 
 def test_civo_pool_name_with_upper_case_minimal() -> None:
