@@ -242,7 +242,8 @@ def spec_strategy(
         spec["kubernetesVersion"] = None
     if draw(st.booleans()):
         spec["credentials"] = draw(credentials())
-    spec.update(draw(extra_fields(set(spec) | {"kubernetesVersion", "credentials"})))
+    # spec.crossplane is no newer field: Crossplane adds it to every XR's schema.
+    spec.update(draw(extra_fields(set(spec) | {"kubernetesVersion", "credentials", "crossplane"})))
     return spec
 
 
