@@ -194,7 +194,9 @@ def pool(draw: st.DrawFn, name: str, *, civo: bool, role: str | None = None) -> 
         result["gpu"].update(draw(extra_fields({"acceleratorType"})))
     elif draw(st.booleans()):
         result["gpu"] = None
-    result.update(draw(extra_fields(set(result) | {"gpu", "role", "nodeCount"})))
+    # Every field of the XRD's pools is known, those sizing left out too.
+    known = {"name", "role", type_field, "gpu", "nodeCount", "minNodeCount", "maxNodeCount"}
+    result.update(draw(extra_fields(known)))
     return result
 
 
