@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import grpc
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
@@ -15,6 +14,7 @@ from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from hack.bench.scenarios import Scenario, check_response, next_n
 from hack.bench.scrape import scrape
 from hack.bench.servers import Server
+from harness.fixtures import MAX_CALLS_PER_RECONCILE, Required, requirements_loop
 
 
 def pct(values: list[float], q: float) -> float:
@@ -143,9 +143,6 @@ def concurrent(
     stats["function"].memo = (round(hits - hits0), round(misses - misses0))
 
 
-# Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)
-# calls a function at most this many times in one reconcile.
-MAX_CALLS_PER_RECONCILE = 1 + 5
 # The two requirements loops a converged reconcile can go through, by the engines that run them.
 # Before v2.4 the first call carries no required resources. From v2.4 it carries those the step
 # required last reconcile, and Crossplane stops after it when they already satisfy the answer's
@@ -154,43 +151,39 @@ UNSEEDED_LOOP = "Crossplane v2.1-v2.3"
 SEEDED_LOOP = "Crossplane v2.4"
 LOOPS = (UNSEEDED_LOOP, SEEDED_LOOP)
 
-Required = dict[str, list[dict[str, Any]]]
+Selectors = dict[str, fnv1.ResourceSelector]
+
+
+def requirements(rsp: fnv1.RunFunctionResponse) -> fnv1.Requirements | None:
+    """As Crossplane compares them (proto.Equal): an unset message equals only another unset one."""
+    return rsp.requirements if rsp.HasField("requirements") else None
 
 
 def reconcile(
-    server: Server, scenario: Scenario, member: int, seed: Required | None
-) -> tuple[int, int, Required]:
-    """One reconcile of a fleet member as Crossplane runs it. The first call carries `seed`
-    (None: no required resources, the loop before v2.4); while the response's requirements
-    differ from the previous call's, Crossplane fetches them and calls again, except that a
-    seeded first call whose requirements resolve to what it carried is final. Returns (calls,
-    nanoseconds spent in them, the required resources the last requirements resolve to: the
-    next reconcile's seed)."""
+    server: Server, scenario: Scenario, member: int, seed: Selectors | None
+) -> tuple[int, int, Selectors]:
+    """One reconcile of a fleet member as Crossplane runs it (harness.fixtures.requirements_loop),
+    its first call carrying what `seed` resolves to (None: nothing, the loop before v2.4).
+    Returns (calls, nanoseconds spent in them, the selectors its last answer required: the next
+    reconcile's seed)."""
     # A member's names, back to the base XR's, to look its requirements up.
     base_names = {fn(scenario.base.member(member)): old for old, fn in scenario.renames.items()}
-    required, previous, elapsed = seed, None, 0
-    for calls in range(1, MAX_CALLS_PER_RECONCILE + 1):
+    elapsed = 0
+
+    def call(required: Required | None) -> fnv1.RunFunctionResponse:
+        nonlocal elapsed
         data = scenario.variant(required).make(member, next_n())
         start = time.perf_counter_ns()
         blob = server.invoke(data)
         elapsed += time.perf_counter_ns() - start
-        rsp = fnv1.RunFunctionResponse.FromString(blob)
-        # Crossplane compares with proto.Equal, for which an unset message equals only
-        # another unset one: a function that requires nothing is called once.
-        current = rsp.requirements if rsp.HasField("requirements") else None
-        if current == previous:
-            break
-        resolved = {
-            name: scenario.resolve(selector, base_names)
-            for name, selector in rsp.requirements.resources.items()
-        }
-        if calls == 1 and seed is not None and resolved == seed:
-            break
-        previous, required = current, resolved
-    else:
+        return fnv1.RunFunctionResponse.FromString(blob)
+
+    passes = requirements_loop(call, lambda selector: scenario.resolve(selector, base_names), seed)
+    final = requirements(passes[-1])
+    if len(passes) == MAX_CALLS_PER_RECONCILE and final != requirements(passes[-2]):
         raise SystemExit(f"bench: {scenario.kind}: requirements did not stabilise")
-    check_response(scenario, rsp, f"reconcile of member {member}")
-    return calls, elapsed, required or {}
+    check_response(scenario, passes[-1], f"reconcile of member {member}")
+    return len(passes), elapsed, dict(passes[-1].requirements.resources)
 
 
 def reconciles(server: Server, scenario: Scenario, fleet: int, count: int, loop: str) -> Stats:
