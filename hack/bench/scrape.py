@@ -10,18 +10,19 @@ taken after the last call, counts exactly the calls sent.
 from __future__ import annotations
 
 import dataclasses
-import http.client
 import itertools
 import threading
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from hack.bench.servers import Server
+from harness.e2e import operability
 
 # The scrape_interval of Prometheus' example configuration, and the shortest interval commonly
 # set on a ServiceMonitor: the most a real Prometheus asks of the function.
 SCRAPE_INTERVAL_S = 15.0
-# Prometheus' default scrape_timeout: a scrape that takes longer is a failed scrape.
+# Prometheus' default scrape_timeout, and harness/e2e/operability.scrape's: a scrape that takes
+# longer is a failed scrape.
 SCRAPE_TIMEOUT_S = 10.0
 CALLS_TOTAL = "inference_clusters_calls_total"
 MEMO_TOTAL = "inference_clusters_memo_answers_total"
@@ -34,32 +35,24 @@ class Scrape:
     memo: tuple[float, float]  # inference_clusters_memo_answers_total: (hits, misses), all kinds
 
 
+def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> float:
+    """The sum of a metric's samples in a scrape, over those matching every given label."""
+    wanted = (labels or {}).items()
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in wanted):
+                total += sample.value
+    return total
+
+
 def scrape(server: Server) -> Scrape:
     """One GET of the server's /metrics (OSError or ValueError when it fails)."""
-    connection = http.client.HTTPConnection(
-        "127.0.0.1", server.metrics_port, timeout=SCRAPE_TIMEOUT_S
-    )
-    try:
-        connection.request("GET", "/metrics")
-        answer = connection.getresponse()
-        body = answer.read()
-    finally:
-        connection.close()
+    text = operability.scrape(server.metrics_port)
     # Read after the answer: every call the function had counted was sent before.
     sent = server.sent
-    if answer.status != http.HTTPStatus.OK:
-        raise ValueError(f"/metrics answered HTTP {answer.status}")
-    samples = [
-        sample
-        for family in text_string_to_metric_families(body.decode())
-        for sample in family.samples
-    ]
-    counted = sum(sample.value for sample in samples if sample.name == CALLS_TOTAL)
-    memo = tuple(
-        sum(s.value for s in samples if s.name == MEMO_TOTAL and s.labels["outcome"] == outcome)
-        for outcome in ("hit", "miss")
-    )
-    return Scrape(counted, sent, (memo[0], memo[1]))
+    hits, misses = (sum_series(text, MEMO_TOTAL, {"outcome": o}) for o in ("hit", "miss"))
+    return Scrape(sum_series(text, CALLS_TOTAL), sent, (hits, misses))
 
 
 @dataclasses.dataclass

@@ -17,7 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from hack.fleet.window import Sample, sum_series
+from hack.bench.scrape import sum_series
+from hack.fleet.window import Sample
 from harness.e2e import kinds
 from harness.e2e.kube import Kube
 from harness.e2e.operability import HARNESS_MARKER

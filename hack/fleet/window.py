@@ -10,7 +10,6 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 
 import psutil
-from prometheus_client.parser import text_string_to_metric_families
 
 from hack.fleet.report import Cost, KindFigures, summed
 from hack.fleet.xrs import Member
@@ -69,17 +68,6 @@ def take(suite: Suite) -> Sample:
     if harness is None:  # psutil could not read this very process
         raise RuntimeError("cannot read this process's own CPU time and memory")
     return Sample(at, utc, {**usage, HARNESS_ROLE: harness}, function_text)
-
-
-def sum_series(text: str, name: str, labels: dict[str, str] | None = None) -> float:
-    """The sum of a metric's samples in a scrape, over those matching every given label."""
-    wanted = (labels or {}).items()
-    total = 0.0
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name and all(sample.labels.get(k) == v for k, v in wanted):
-                total += sample.value
-    return total
 
 
 def _role_of(name: str) -> str | None:
