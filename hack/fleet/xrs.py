@@ -4,34 +4,20 @@ names of its own."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
-from typing import Any
 
-import yaml
+from harness.e2e import kinds, pair
+from harness.e2e.xr import example_xr
 
-from harness.e2e import kinds
-from harness.e2e.kube import Kind
-from harness.example_sets import example_set
-
-COREWEAVE_EXAMPLE = example_set("coreweave").xr
-CIVO_EXAMPLE = example_set("civo").xr
 # Short enough that every name derived from an XR (composed resources, the Helm release of the
 # cluster-autoscaler) stays within its limit, as the examples' names do.
 COREWEAVE_NAME = "fleet-east-{index:03d}"
 CIVO_NAME = "fleet-lon-{index:03d}"
 
 
-@dataclasses.dataclass(frozen=True)
-class Member:
-    kind: Kind
-    composed_kinds: tuple[Kind, ...]
-    manifest: dict[str, Any]
+@dataclasses.dataclass
+class Member(pair.Member):
     # Whether its step asks for required resources when converged (engine.py's figure).
     requires_resources: bool
-
-    @property
-    def name(self) -> str:
-        return str(self.manifest["metadata"]["name"])
 
     @property
     def namespace(self) -> str:
@@ -43,12 +29,6 @@ class Member:
         return f"{self.kind.kind}/{self.namespace}/{self.name}"
 
 
-def _example(path: Path, name: str) -> dict[str, Any]:
-    manifest: dict[str, Any] = yaml.safe_load(path.read_text())
-    manifest["metadata"]["name"] = name
-    return manifest
-
-
 def fleet(size: int, civo_autoscaled: int) -> list[Member]:
     """`size` XRs of each kind, interleaved (so both kinds wait in the same queues), each an
     example under a name of its own. A CoreWeaveCluster gets a CKS cluster of its own, so its
@@ -57,8 +37,8 @@ def fleet(size: int, civo_autoscaled: int) -> list[Member]:
     (nothing for provider-helm to install in that cluster)."""
     members = []
     for index in range(size):
-        coreweave = _example(COREWEAVE_EXAMPLE, COREWEAVE_NAME.format(index=index))
-        civo = _example(CIVO_EXAMPLE, CIVO_NAME.format(index=index))
+        coreweave = example_xr("coreweave", COREWEAVE_NAME.format(index=index))
+        civo = example_xr("civo", CIVO_NAME.format(index=index))
         if index >= civo_autoscaled:
             for pool in civo["spec"]["nodePools"]:
                 pool.pop("minNodeCount", None)
@@ -71,4 +51,4 @@ def fleet(size: int, civo_autoscaled: int) -> list[Member]:
 
 
 def autoscaled(member: Member) -> bool:
-    return any("maxNodeCount" in pool for pool in member.manifest["spec"]["nodePools"])
+    return any("maxNodeCount" in pool for pool in member.pools)
