@@ -7,7 +7,7 @@ persistent channel per server, so it does no protobuf work inside a timed call.
 
 from __future__ import annotations
 
-import subprocess
+import functools
 import sys
 import threading
 from collections.abc import Callable
@@ -16,6 +16,7 @@ from pathlib import Path
 import grpc
 import psutil
 
+from harness.e2e.processes import LOG_TAIL_LINES, ProcessGroup, tail
 from harness.fixtures import free_port, until_listening
 
 METHOD = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction"
@@ -51,19 +52,15 @@ class Server:
         if name == "function":
             argv = [str(FUNCTION_BIN), "--insecure", f"--address=127.0.0.1:{self.port}"]
             argv += [f"--metrics-address=127.0.0.1:{self.metrics_port}", "--health-address="]
-        log_path = log_dir / f"{name}.log"
-        with log_path.open("wb") as log:
-            self.process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
-        self.ps = psutil.Process(self.process.pid)
+        # Stopped by stop(), or at exit when it never started listening.
+        self.processes = ProcessGroup(log_dir)
+        managed = self.processes.start(name, argv)
+        self.process, self.ps = managed.process, psutil.Process(managed.process.pid)
         # Calls sent, answered or not: what the function's metrics must count.
         self.sent = 0
         self._sent_lock = threading.Lock()
-        try:
-            until_listening(self.process, self.port, seconds=START_TIMEOUT)
-        except RuntimeError as error:
-            self.process.kill()
-            tail = log_path.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"{name}: {error}; log: {tail}") from None
+        written = functools.partial(tail, managed.log, LOG_TAIL_LINES)
+        until_listening(self.process, self.port, seconds=START_TIMEOUT, written=written)
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}", options=CLIENT_OPTIONS)
         grpc.channel_ready_future(self.channel).result(timeout=START_TIMEOUT)
         # No (de)serializers: bytes in, bytes out; the client does no protobuf work per call.
@@ -87,10 +84,4 @@ class Server:
 
     def stop(self) -> None:
         self.channel.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
+        self.processes.stop_all()
