@@ -17,7 +17,7 @@ from typing import Any
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from hack.bench.xrs import COREWEAVE_POOLS, CREATED, SYNCED_AT, condition
-from harness.fixtures import World, xr_status
+from harness.fixtures import CONDITION_STATUS, World, xr_status
 
 # Any increasing numbers: the API server's resourceVersions are opaque.
 _RESOURCE_VERSIONS = itertools.count(48213377, 7)
@@ -208,7 +208,6 @@ def dress_xr(world: World, final: fnv1.RunFunctionResponse, composition: str) ->
             key=lambda r: (r["kind"], r["name"]),
         ),
     }
-    statuses = {fnv1.STATUS_CONDITION_TRUE: "True", fnv1.STATUS_CONDITION_FALSE: "False"}
     status = xr_status(final)
     status["conditions"] = [
         condition("Synced", reason="ReconcileSuccess", observedGeneration=4),
@@ -216,7 +215,7 @@ def dress_xr(world: World, final: fnv1.RunFunctionResponse, composition: str) ->
         *(
             condition(
                 c.type,
-                statuses.get(c.status, "Unknown"),
+                CONDITION_STATUS.get(c.status, "Unknown"),
                 c.reason,
                 message=c.message,
                 observedGeneration=4,
