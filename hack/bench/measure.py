@@ -143,10 +143,8 @@ def concurrent(
     stats["function"].memo = (round(hits - hits0), round(misses - misses0))
 
 
-# The two requirements loops a converged reconcile can go through, by the engines that run them.
-# Before v2.4 the first call carries no required resources. From v2.4 it carries those the step
-# required last reconcile, and Crossplane stops after it when they already satisfy the answer's
-# requirements (composite/composition_functions.go, xfn/required_resources.go at v2.4.0).
+# The two requirements loops a converged reconcile can go through, by the engines that run them
+# (harness/e2e/engine.py, calls_per_converged_reconcile, says how they differ).
 UNSEEDED_LOOP = "Crossplane v2.1-v2.3"
 SEEDED_LOOP = "Crossplane v2.4"
 LOOPS = (UNSEEDED_LOOP, SEEDED_LOOP)
