@@ -8,7 +8,7 @@ import platform
 import psutil
 
 from hack import provenance
-from harness.e2e.binaries import etcd_for, versions
+from harness.e2e.binaries import etcd_for
 from harness.e2e.engine import Engine
 from harness.e2e.runtime import package_version
 
@@ -24,13 +24,12 @@ def machine() -> dict[str, str]:
 
 
 def software(engine: Engine) -> dict[str, str]:
-    pinned = versions()
     return {
         "function": f"{package_version()} from the working tree at {provenance.commit()}",
         "Crossplane": engine.version,
         "Kubernetes": engine.kubernetes,
         "etcd": etcd_for(engine.kubernetes),
         "provider-kubernetes": engine.provider_kubernetes,
-        "provider-helm": pinned["PROVIDER_HELM_VERSION"],
+        "provider-helm": engine.provider_helm,
         "Python": platform.python_version(),
     }
