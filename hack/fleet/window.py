@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import fnmatch
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping
@@ -70,20 +71,13 @@ def take(suite: Suite) -> Sample:
     return Sample(at, utc, {**usage, HARNESS_ROLE: harness}, function_text)
 
 
-def _role_of(name: str) -> str | None:
-    for role, pattern, _ in ROLES:
-        if (pattern.endswith("*") and name.startswith(pattern[:-1])) or name == pattern:
-            return role
-    return None
-
-
 def costs(start: Sample, end: Sample, errors: list[str]) -> list[Cost]:
     """CPU each role used between two readings, and its memory at the second. A process that is
     not the same one at both readings (it exited or was restarted) is an error in `errors`, not
     a cost."""
     per_role: dict[str, list[Cost]] = defaultdict(list)
     for name, used in end.usage.items():
-        role = _role_of(name)
+        role = next((r for r, pattern, _ in ROLES if fnmatch.fnmatchcase(name, pattern)), None)
         if role is None:
             continue
         before = start.usage.get(name)
