@@ -72,9 +72,7 @@ def warning_events(api: Kube, window_start: datetime.datetime) -> Found:
             or event.get("eventTime")
             or event["metadata"].get("creationTimestamp", "")
         )
-        in_window = (
-            bool(at) and datetime.datetime.fromisoformat(at.replace("Z", "+00:00")) >= window_start
-        )
+        in_window = bool(at) and datetime.datetime.fromisoformat(at) >= window_start
         counted.setdefault(key, [0, 0])[in_window] += int(event.get("count") or 1)
         example.setdefault(key, str(event.get("message", ""))[:EXAMPLE_CHARS])
     lines = [
