@@ -75,11 +75,7 @@ class Binaries:
     crank: Path
 
     def missing(self) -> list[str]:
-        return [
-            str(path)
-            for path in vars(self).values()
-            if isinstance(path, Path) and not path.exists()
-        ]
+        return [str(path) for path in vars(self).values() if not path.exists()]
 
 
 @dataclass(frozen=True)

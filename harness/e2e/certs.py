@@ -39,13 +39,6 @@ def _key_pem(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
     )
 
 
-def _load_key(pem: bytes) -> ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey:
-    key = serialization.load_pem_private_key(pem, password=None)
-    if not isinstance(key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
-        raise TypeError(f"unsupported CA key type {type(key).__name__}")
-    return key
-
-
 def _builder(
     subject: x509.Name, issuer: x509.Name, key: ec.EllipticCurvePrivateKey, *, ca: bool
 ) -> x509.CertificateBuilder:
@@ -101,16 +94,15 @@ def issue(
         # that is not two letters, but signs with the name as it is.
         warnings.simplefilter("ignore", UserWarning)
         issuer = x509.load_pem_x509_certificate(ca.cert_pem).subject
-    ca_key = _load_key(ca.key_pem)
+    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
+        raise TypeError(f"unsupported CA key type {type(ca_key).__name__}")
     key = ec.generate_private_key(ec.SECP256R1())
     attributes = [x509.NameAttribute(NameOID.COMMON_NAME, common_name)]
     if organization:
         attributes.append(x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization))
-    usages = []
-    if server:
-        usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
-    if client:
-        usages.append(ExtendedKeyUsageOID.CLIENT_AUTH)
+    roles = ((ExtendedKeyUsageOID.SERVER_AUTH, server), (ExtendedKeyUsageOID.CLIENT_AUTH, client))
+    usages = [usage for usage, wanted in roles if wanted]
     builder = _builder(x509.Name(attributes), issuer, key, ca=False).add_extension(
         x509.ExtendedKeyUsage(usages), critical=False
     )

@@ -78,7 +78,6 @@ class HttpsChartRepository:
         )
         if result.returncode != 0:
             raise RuntimeError(f"helm repo index failed: {result.stderr}")
-        assert self.plane.ca is not None
         tls = self.root.parent / f"{self.root.name}-tls"
         issue(self.plane.ca, "chart-repository", server=True, dns_names=(self.host,)).write(tls)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -135,7 +134,6 @@ class OciChartRegistry:
 
     def start(self, archive: Path) -> None:
         plane = self.plane
-        assert plane.ca is not None
         tls = self.root / "tls"
         issue(plane.ca, "chart-registry", server=True).write(tls)
         self.port = free_port()
@@ -144,8 +142,8 @@ class OciChartRegistry:
             self.PROCESS,
             [str(plane.binaries.registry), address, str(tls / "tls.crt"), str(tls / "tls.key")],
             ready=lambda: answers_ok(f"https://{address}/v2/", ca_file=plane.ca_file),
+            ready_within=STARTUP_SECONDS,
         )
-        plane.processes.wait_ready(self.PROCESS, STARTUP_SECONDS)
         # Helm keeps registry logins and caches under HOME: a folder of this run's own.
         home = self.root / "helm-home"
         helm = str(plane.binaries.helm)

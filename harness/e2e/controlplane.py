@@ -9,7 +9,7 @@ import base64
 import json
 import secrets
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +70,7 @@ class ControlPlane:
     rotated_org_token: str
     api_port: int = 0
     registry_port: int = 0
-    ca: KeyPair | None = None
+    ca: KeyPair = field(default_factory=lambda: new_ca("e2e-kubernetes-ca"))
     kube: Kube | None = None
     admin_kubeconfig: Path | None = None
     crossplane_root_ca: KeyPair | None = None
@@ -122,12 +122,11 @@ class ControlPlane:
             ],
             # 200 with {"health":"true"}; 503 while it is not healthy.
             ready=lambda: answers_ok(f"{client_url}/health"),
+            ready_within=STARTUP_SECONDS,
         )
-        self.processes.wait_ready("etcd", STARTUP_SECONDS)
 
     def _start_apiserver(self) -> None:
         pki = self.work / "pki"
-        self.ca = new_ca("e2e-kubernetes-ca")
         self.ca.write(pki, "ca.crt", "ca.key")
         issue(self.ca, "kube-apiserver", server=True, dns_names=("localhost", "kubernetes")).write(
             pki, "apiserver.crt", "apiserver.key"
@@ -145,13 +144,13 @@ class ControlPlane:
             )
         )
         self.api_port = free_port()
+        self.kube = Kube(self.api_port, self.ca_file, pki / "admin.crt", pki / "admin.key")
         self.processes.start(
             "kube-apiserver",
             self.apiserver_argv(self.api_port, ETCD_PREFIX),
             ready=lambda: serving(self.api),
+            ready_within=STARTUP_SECONDS,
         )
-        self.kube = Kube(self.api_port, self.ca_file, pki / "admin.crt", pki / "admin.key")
-        self.processes.wait_ready("kube-apiserver", STARTUP_SECONDS)
         self.admin_kubeconfig = self.work / "admin.kubeconfig"
         server = f"https://127.0.0.1:{self.api_port}"
         user = {"client-certificate": str(pki / "admin.crt"), "client-key": str(pki / "admin.key")}
@@ -274,8 +273,8 @@ class ControlPlane:
             ],
             env={"KUBECONFIG": str(self.admin_kubeconfig)},
             ready=lambda: answers_ok(f"http://127.0.0.1:{health_port}/readyz"),
+            ready_within=STARTUP_SECONDS,
         )
-        self.processes.wait_ready("crossplane", STARTUP_SECONDS)
         # With --package-runtime=External nothing registers the Usage webhook; without it a
         # Usage protects nothing and deletion order is not enforced.
         webhook = {
@@ -308,8 +307,8 @@ class ControlPlane:
             "registry",
             [str(self.binaries.registry), f"127.0.0.1:{self.registry_port}"],
             ready=lambda: answers_ok(f"http://127.0.0.1:{self.registry_port}/v2/"),
+            ready_within=STARTUP_SECONDS,
         )
-        self.processes.wait_ready("registry", STARTUP_SECONDS)
 
 
 def _data(secret: dict[str, Any], key: str) -> bytes:

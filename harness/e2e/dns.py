@@ -12,8 +12,6 @@ The wire format and the UDP server are dnslib's; only the answer is ours.
 
 from __future__ import annotations
 
-import threading
-
 from dnslib import QTYPE, RR, A, DNSRecord
 from dnslib.server import BaseResolver, DNSHandler, DNSLogger, DNSServer
 
@@ -26,8 +24,6 @@ class _OneName(BaseResolver):  # type: ignore[misc]
     def __init__(self, name: str, addresses: list[str]) -> None:
         self.name = name.lower().rstrip(".")
         self.addresses = addresses
-        self.queries = 0
-        self._lock = threading.Lock()
 
     def resolve(self, request: DNSRecord, handler: DNSHandler) -> DNSRecord:
         reply = request.reply()
@@ -35,8 +31,6 @@ class _OneName(BaseResolver):  # type: ignore[misc]
         if str(question.qname).lower().rstrip(".") == self.name and question.qtype == QTYPE.A:
             for address in self.addresses:
                 reply.add_answer(RR(question.qname, QTYPE.A, rdata=A(address), ttl=TTL_SECONDS))
-        with self._lock:
-            self.queries += 1
         return reply
 
 
@@ -44,16 +38,12 @@ class NameServer:
     """Serves `name` -> `addresses` over UDP on 127.0.0.1 until stopped."""
 
     def __init__(self, name: str, addresses: list[str]) -> None:
-        self._resolver = _OneName(name, addresses)
+        resolver = _OneName(name, addresses)
         # Quiet: dnslib logs every query and answer to stdout by default.
         self._server = DNSServer(
-            self._resolver, address="127.0.0.1", port=0, logger=DNSLogger(logf=lambda _: None)
+            resolver, address="127.0.0.1", port=0, logger=DNSLogger(logf=lambda _: None)
         )
         self.port: int = self._server.server.server_address[1]
-
-    @property
-    def queries(self) -> int:
-        return self._resolver.queries
 
     def start(self) -> NameServer:
         self._server.start_thread()

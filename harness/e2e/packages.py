@@ -41,7 +41,7 @@ from .runtime import (
     build_xpkg,
     push,
     report_runtime_status,
-    runtime_healthy,
+    reports,
     write_tls_secret,
 )
 
@@ -50,8 +50,6 @@ from .runtime import (
 # it to their own registry) and the providers'.
 FUNCTION_PREFIX = "xpkg.upbound.io/modelplane/"
 PROVIDER_PREFIXES = ("xpkg.upbound.io/upbound/", "ghcr.io/fabioaraujopt/")
-# What the SafeStart capability looks like in a provider's metadata (crossplane.yaml).
-SAFE_START = {"capabilities": ["SafeStart"]}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,7 +134,7 @@ def _meta(provider: ProviderPackage) -> dict[str, Any]:
         "apiVersion": "meta.pkg.crossplane.io/v1",
         "kind": "Provider",
         "metadata": {"name": provider.name},
-        "spec": dict(SAFE_START),
+        "spec": {"capabilities": ["SafeStart"]},
     }
 
 
@@ -176,8 +174,7 @@ def report_runtime(
     wanted = {"tlsServerSecretName": f"{name}-tls-server"[:253]}
     if endpoint is not None:
         wanted["endpoint"] = endpoint
-    status = revision.get("status") or {}
-    if runtime_healthy(status) and all(status.get(k) == v for k, v in wanted.items()):
+    if reports(revision, wanted):
         return True
     write_tls_secret(plane, wanted["tlsServerSecretName"], name, (name,))
     report_runtime_status(plane, kind, revision, wanted)

@@ -65,15 +65,18 @@ class ProcessGroup:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         ready: Callable[[], bool] | None = None,
+        ready_within: float = 0,
     ) -> Managed:
-        """Starts a process; `ready` tells when it serves, for restart() to wait on."""
+        """Starts a process; `ready` tells when it serves, for restart() to wait on, and for
+        this call too if `ready_within` gives it seconds to."""
         log = self.log_dir / f"{name}.log"
         # A name started again (an upgrade's new release) appends to the same log: the marker
         # tells one run's lines from the last's (harness/e2e/operability.py).
-        with log.open("ab") as sink:
-            sink.write(f"===== started by the e2e harness at {time.time():.3f} =====\n".encode())
-        managed = Managed(name, _spawn(argv, env, cwd, log), log, list(argv), env or {}, cwd, ready)
+        process = _spawn(argv, env, cwd, log, "===== started")
+        managed = Managed(name, process, log, list(argv), env or {}, cwd, ready)
         self._managed.append(managed)
+        if ready_within:
+            self.wait_ready(name, ready_within)
         return managed
 
     def kill(self, name: str) -> None:
@@ -88,11 +91,9 @@ class ProcessGroup:
         managed = self._one(name)
         if managed.process.poll() is None:
             raise RuntimeError(f"{name} is still running; kill it first")
-        with managed.log.open("ab") as sink:
-            sink.write(
-                f"\n===== restarted by the e2e harness at {time.time():.3f} =====\n".encode()
-            )
-        managed.process = _spawn(managed.argv, managed.env, managed.cwd, managed.log)
+        managed.process = _spawn(
+            managed.argv, managed.env, managed.cwd, managed.log, "\n===== restarted"
+        )
         self.wait_ready(name, RESTART_SECONDS)
 
     def wait_ready(self, name: str, timeout: float) -> None:
@@ -176,9 +177,12 @@ def _raise_if_exited(managed: Managed) -> None:
 
 
 def _spawn(
-    argv: Sequence[str], env: dict[str, str] | None, cwd: Path | None, log: Path
+    argv: Sequence[str], env: dict[str, str] | None, cwd: Path | None, log: Path, marker: str
 ) -> subprocess.Popen[bytes]:
     with log.open("ab") as sink:
+        sink.write(f"{marker} by the e2e harness at {time.time():.3f} =====\n".encode())
+        # Before the process writes to the same file.
+        sink.flush()
         return subprocess.Popen(
             [*DIE_WITH_PYTEST, *argv],
             stdout=sink,

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .controlplane import ControlPlane
+from .controlplane import STARTUP_SECONDS, ControlPlane
 
 PROCESS_NAME = "provider-helm"
 # After a Helm upgrade provider-helm leaves the Release Unavailable (it saw the old values) and
 # observes it again only after --poll, 10 m by default: the CivoCluster is not Ready that long
 # after every change to an autoscaled pool. What docs/troubleshooting.md recommends (1m) or, here, shorter.
 POLL = "30s"
-STARTUP_SECONDS = 120
 # provider-helm logs this once the namespaced Release CRD is served and it sets up the Release
 # controller (its CRD gate); controller-runtime's own lines, such as "Starting workers", never
 # reach its log (it sets controller-runtime's logger twice, and only the first, a discarding
@@ -38,10 +37,6 @@ class ProviderHelm:
         self.work = plane.work / PROCESS_NAME
 
     @property
-    def chart_cache(self) -> Path:
-        return self.work / "charts"
-
-    @property
     def log(self) -> Path:
         return self.plane.processes.log_dir / f"{PROCESS_NAME}.log"
 
@@ -50,21 +45,18 @@ class ProviderHelm:
         (harness/e2e/proxy.py)."""
         plane = self.plane
         self.work.mkdir(parents=True, exist_ok=True)
-        trust = self.work / "local-ca.crt"
-        assert plane.ca is not None
-        trust.write_bytes(plane.ca.cert_pem)
         plane.processes.start(
             PROCESS_NAME,
             [str(plane.binaries.provider_helm), "--debug", f"--poll={POLL}"],
             env={
                 "KUBECONFIG": str(plane.admin_kubeconfig),
-                "SSL_CERT_FILE": str(trust),
+                "SSL_CERT_FILE": str(plane.ca_file),
                 "HTTPS_PROXY": proxy,
             },
             cwd=self.work,
             ready=self._release_controller_set_up,
+            ready_within=STARTUP_SECONDS,
         )
-        plane.processes.wait_ready(PROCESS_NAME, STARTUP_SECONDS)
 
     def _release_controller_set_up(self) -> bool:
         return self.log.exists() and any(
@@ -74,5 +66,5 @@ class ProviderHelm:
 
     def forget_charts(self) -> None:
         """Empties its chart cache, so the next install pulls again."""
-        for archive in self.chart_cache.glob("*.tgz"):
+        for archive in (self.work / "charts").glob("*.tgz"):
             archive.unlink()

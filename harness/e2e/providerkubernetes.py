@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.fixtures import free_port
 
 from .certs import issue
-from .controlplane import ControlPlane
+from .controlplane import STARTUP_SECONDS, ControlPlane
 from .kube import answers_ok
 from .scene import install_crds
 
@@ -24,7 +24,6 @@ from .scene import install_crds
 # --webhook-port and --metrics-bind-address. Every row binds them, so a worker has its own
 # network namespace (harness/e2e/shards.py).
 FIXED_PORTS = (9443, 8080)
-STARTUP_SECONDS = 120
 PROCESS_NAME = "provider-kubernetes"
 
 
@@ -55,10 +54,7 @@ class ProviderKubernetes:
             )
         plane = self.plane
         certs = plane.work / "provider-kubernetes" / "tls"
-        assert plane.ca is not None
         issue(plane.ca, "provider-kubernetes-webhook", server=True).write(certs)
-        trust = plane.work / "provider-kubernetes" / "local-ca.crt"
-        trust.write_bytes(plane.ca.cert_pem)
         health_port = free_port()
         # kingpin spells a false boolean flag --no-<flag>; it rejects --flag=false.
         mode = "enable-server-side-apply" if server_side_apply else "no-enable-server-side-apply"
@@ -74,12 +70,12 @@ class ProviderKubernetes:
             env={
                 "KUBECONFIG": str(plane.admin_kubeconfig),
                 "TLS_SERVER_CERTS_DIR": str(certs),
-                "SSL_CERT_FILE": str(trust),
+                "SSL_CERT_FILE": str(plane.ca_file),
             },
             ready=lambda: answers_ok(f"http://127.0.0.1:{health_port}/readyz"),
+            ready_within=STARTUP_SECONDS,
         )
         self.server_side_apply = server_side_apply
-        plane.processes.wait_ready(PROCESS_NAME, STARTUP_SECONDS)
 
     def restart(self, server_side_apply: bool, poll: str = "") -> None:
         self.plane.processes.stop(PROCESS_NAME)

@@ -6,7 +6,7 @@ a user's control plane would. provider-helm, like any Go program, sends requests
 hosts through the proxy HTTPS_PROXY names (net/http's ProxyFromEnvironment; loopback is never
 proxied, so its API servers are reached directly). This proxy tunnels a CONNECT for a host it
 knows to the local server standing in for it (harness/e2e/charts.py: a certificate for that host,
-of the CA provider-helm trusts) and refuses every other, recording what was asked.
+of the CA provider-helm trusts) and refuses every other.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import select
 import socket
 import socketserver
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # An idle tunnel is closed after this long; a chart download is one burst.
 IDLE_SECONDS = 60
@@ -27,7 +27,6 @@ class ConnectProxy:
     # host:port a client CONNECTs to -> the local port that serves it.
     routes: dict[str, int]
     port: int = 0
-    asked: list[str] = field(default_factory=list)
     _server: socketserver.ThreadingTCPServer | None = None
 
     @property
@@ -43,7 +42,6 @@ class ConnectProxy:
                 while self.rfile.readline(8192).strip():
                     pass  # headers: nothing in them matters here
                 target = request[1] if len(request) == 3 and request[0] == "CONNECT" else ""
-                proxy.asked.append(target or " ".join(request))
                 local = proxy.routes.get(target)
                 if local is None:
                     self.wfile.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +36,6 @@ class Release:
     commit: str
     source: Path  # the release's files, as committed
     package: Path  # its Function package, runtime image embedded
-
-
-def _dependencies(pyproject: str) -> str:
-    """The [project] dependencies block of a pyproject.toml, as written."""
-    match = re.search(r"^dependencies = \[.*?^\]", pyproject, re.MULTILINE | re.DOTALL)
-    return match.group(0) if match else ""
 
 
 def pinned() -> tuple[str, str]:
@@ -67,10 +62,10 @@ def previous_release(crank: Path) -> Release:
     return release
 
 
-def export(commit: str, destination: Path, *paths: str) -> None:
-    """Writes a commit's files (only `paths`, if given) into destination, as committed."""
+def export(commit: str, destination: Path) -> None:
+    """Writes a commit's files into destination, as committed."""
     archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", "--format=tar", commit, *paths],
+        ["git", "-C", str(REPO), "archive", "--format=tar", commit],
         capture_output=True,
         check=False,
     )
@@ -87,12 +82,8 @@ def _check_same_dependencies(release: Release) -> None:
     """Refuses a release whose locked wheels (or declared dependencies) this environment does not
     hold exactly. Wheels only the newer checkout locks are allowed: the older release's code
     never imports them (0.1.0 knows neither prometheus-client nor grpcio-health-checking)."""
-    files = [*DEPENDENCY_FILES, "pyproject.toml"]
-    then = {f: (release.source / f).read_text() for f in files}
-    now = {f: (REPO / f).read_text() for f in files}
-    differ = [f for f in DEPENDENCY_FILES if not _entries(then[f]) <= _entries(now[f])]
-    declared_then = _entries(_dependencies(then["pyproject.toml"]))
-    if not declared_then <= _entries(_dependencies(now["pyproject.toml"])):
+    differ = [f for f in DEPENDENCY_FILES if not _locked(release.source / f) <= _locked(REPO / f)]
+    if not _declared(release.source) <= _declared(REPO):
         differ.append("pyproject.toml dependencies")
     if differ:
         raise RuntimeError(
@@ -101,10 +92,16 @@ def _check_same_dependencies(release: Release) -> None:
         )
 
 
-def _entries(text: str) -> set[str]:
-    """A lock's or dependency list's entries, one per line, without comments and brackets."""
-    lines = (line.split("#", 1)[0].strip().strip(",") for line in text.splitlines())
-    return {line for line in lines if line and line not in ("dependencies = [", "]")}
+def _locked(lock: Path) -> set[str]:
+    """A lock's entries, one per line, without comments."""
+    lines = (line.split("#", 1)[0].strip() for line in lock.read_text().splitlines())
+    return {line for line in lines if line}
+
+
+def _declared(root: Path) -> set[str]:
+    """The [project] dependencies of the pyproject.toml in `root`."""
+    with (root / "pyproject.toml").open("rb") as handle:
+        return set(tomllib.load(handle)["project"]["dependencies"])
 
 
 def _build_package(release: Release, crank: Path) -> None:

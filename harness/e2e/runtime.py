@@ -115,11 +115,14 @@ def write_tls_secret(
     return server
 
 
-def runtime_healthy(status: dict[str, Any]) -> bool:
-    return any(
+def reports(revision: dict[str, Any], fields: dict[str, Any]) -> bool:
+    """Whether a package revision's status carries `fields` and RuntimeHealthy=True."""
+    status = revision.get("status") or {}
+    healthy = any(
         c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
         for c in status.get("conditions", [])
     )
+    return healthy and all(status.get(key) == value for key, value in fields.items())
 
 
 def report_runtime_status(
@@ -178,19 +181,8 @@ class FunctionRuntime:
         self.serving_since = datetime.datetime.now(datetime.UTC)
 
     def install(self) -> None:
-        plane = self.plane
-        self.reference = push_package(plane, build_package(plane, self.repo))
-        plane.api.apply(
-            kinds.FUNCTION,
-            {"metadata": {"name": FUNCTION_NAME}, "spec": {"package": self.reference}},
-        )
-        revision = wait_for(
-            "the package manager to create a FunctionRevision",
-            self._active_revision,
-            INSTALL_SECONDS,
-        )
         self._write_tls_secret()
-        self._run(revision, self.repo)
+        self.serve(push_package(self.plane, build_package(self.plane, self.repo)), self.repo)
 
     def start_serving(self) -> None:
         """Starts the function from the working tree, as a runtime does, for a Function someone
@@ -200,25 +192,19 @@ class FunctionRuntime:
         self._start_function(self.repo)
 
     def serve(self, reference: str, source: Path) -> dict[str, Any]:
-        """Points the Function at another package, as a user upgrading or rolling back does, and
-        plays the runtime for the revision Crossplane activates: the running function stops
-        (as a Deployment rolls), `source`'s starts on a new port, and the new revision reports
-        it. Returns that revision once Crossplane calls the Function Healthy on it."""
-        api = self.plane.api
-        api.merge_patch(kinds.FUNCTION, FUNCTION_NAME, {"spec": {"package": reference}})
+        """Points the Function (created if need be) at a package, as a user installing,
+        upgrading or rolling back does, and plays the runtime for the revision Crossplane
+        activates: the running function (if any) stops (as a Deployment rolls), `source`'s
+        starts on a new port, and the new revision reports it. Returns that revision once
+        Crossplane calls the Function Healthy on it."""
+        function = {"metadata": {"name": FUNCTION_NAME}, "spec": {"package": reference}}
+        self.plane.api.apply(kinds.FUNCTION, function)
 
         def activated() -> dict[str, Any] | None:
             revision = self._active_revision()
             return revision if revision and revision["spec"]["image"] == reference else None
 
         revision = wait_for(f"a FunctionRevision of {reference} active", activated, INSTALL_SECONDS)
-        self._run(revision, source)
-        self.reference = reference
-        return revision
-
-    def _run(self, revision: dict[str, Any], source: Path) -> None:
-        """Serves a revision as a runtime does: the running function (if any) stops, `source`'s
-        starts, and the revision reports it until Crossplane calls the Function Healthy on it."""
         self.plane.processes.stop(FUNCTION_PROCESS)
         self._start_function(source)
         wait_for(
@@ -227,6 +213,8 @@ class FunctionRuntime:
             INSTALL_SECONDS,
             interval=1,
         )
+        self.reference = reference
+        return revision
 
     @property
     def endpoint(self) -> str:
@@ -323,10 +311,10 @@ class FunctionRuntime:
             cwd=source,
             env={"PYTHONPATH": str(source), **self.side_ports_env(FUNCTION_PROCESS)},
             ready=lambda: listening("127.0.0.1", port),
+            # Now, not when Crossplane first calls it: a function that failed to start (a port
+            # taken) fails the setup with its log, not a later wait for its calls.
+            ready_within=RESTART_SECONDS,
         )
-        # Now, not when Crossplane first calls it: a function that failed to start (a port
-        # taken) fails the setup with its log, not a later wait for its calls.
-        self.plane.processes.wait_ready(FUNCTION_PROCESS, RESTART_SECONDS)
 
     def _assert_runtime_status(self, revision_name: str) -> bool:
         """Sets what a runtime reports on the revision (patch_revision_status: the next poll
@@ -335,9 +323,8 @@ class FunctionRuntime:
         revision = self.plane.api.get(kinds.FUNCTION_REVISION, revision_name)
         if revision is None:
             return False
-        status = revision.get("status", {})
         wanted = {"tlsServerSecretName": TLS_SECRET, "endpoint": self.endpoint}
-        if runtime_healthy(status) and all(status.get(k) == v for k, v in wanted.items()):
+        if reports(revision, wanted):
             function = self.plane.api.get(kinds.FUNCTION, FUNCTION_NAME)
             current = ((function or {}).get("status") or {}).get("currentRevision")
             return is_true(function, "Healthy") and current == revision_name
