@@ -8,6 +8,7 @@ Each mirror records what was fetched from it, so a test can prove where a chart 
 
 from __future__ import annotations
 
+import functools
 import http.server
 import shutil
 import ssl
@@ -88,9 +89,6 @@ class HttpsChartRepository:
         prefix = urllib.parse.urlsplit(self.url).path.rstrip("/")
 
         class Handler(http.server.SimpleHTTPRequestHandler):
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, directory=str(repository.root), **kwargs)
-
             def do_GET(self) -> None:
                 repository.fetched.append(self.path)
                 if not self.path.startswith(f"{prefix}/"):
@@ -102,7 +100,8 @@ class HttpsChartRepository:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        handler = functools.partial(Handler, directory=str(self.root))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), handler)
         server.socket = context.wrap_socket(server.socket, server_side=True)
         self._server = server
         threading.Thread(target=server.serve_forever, name="chart-repository", daemon=True).start()

@@ -48,6 +48,11 @@ def host_ip() -> str:
             return "169.254.0.1"
 
 
+def new_org_token() -> str:
+    """A fresh fake CoreWeave org token per run, shaped like the real ones."""
+    return f"CW-SECRET-e2e-{secrets.token_hex(16)}"
+
+
 def kubeconfig(server: str, ca_pem: bytes, user: dict[str, str]) -> dict[str, Any]:
     cluster = {"server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()}
     return {
@@ -65,9 +70,9 @@ class ControlPlane:
     work: Path
     binaries: Binaries
     processes: ProcessGroup
-    org_token: str
+    org_token: str = field(default_factory=new_org_token)
     # What the org token is rotated to; the API server accepts both.
-    rotated_org_token: str
+    rotated_org_token: str = field(default_factory=new_org_token)
     api_port: int = 0
     registry_port: int = 0
     ca: KeyPair = field(default_factory=lambda: new_ca("e2e-kubernetes-ca"))
@@ -313,8 +318,3 @@ class ControlPlane:
 
 def _data(secret: dict[str, Any], key: str) -> bytes:
     return base64.b64decode(secret.get("data", {}).get(key, ""))
-
-
-def new_org_token() -> str:
-    """A fresh fake CoreWeave org token per run, shaped like the real ones."""
-    return f"CW-SECRET-e2e-{secrets.token_hex(16)}"

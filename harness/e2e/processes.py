@@ -98,13 +98,15 @@ class ProcessGroup:
 
     def wait_ready(self, name: str, timeout: float) -> None:
         """Waits until the process's `ready` probe passes; fails at once if it exits."""
-        managed = self._one(name)
-        if managed.ready is not None:
-            wait_for(f"{name} ready", lambda: self._ready(managed), timeout)
+        if self._one(name).ready is not None:
+            wait_for(f"{name} ready", lambda: self.ready_now(name), timeout)
 
     def ready_now(self, name: str) -> bool:
         """Whether the process's `ready` probe passes now; fails at once if it has exited."""
-        return self._ready(self._one(name))
+        managed = self._one(name)
+        _raise_if_exited(managed)
+        assert managed.ready is not None
+        return managed.ready()
 
     def running(self, name: str) -> bool:
         return self._one(name).process.poll() is None
@@ -119,11 +121,6 @@ class ProcessGroup:
         """Raises, with the end of its log, if the process has exited: a wait on what it does
         fails at once instead of at its deadline."""
         _raise_if_exited(self._one(name))
-
-    def _ready(self, managed: Managed) -> bool:
-        _raise_if_exited(managed)
-        assert managed.ready is not None
-        return managed.ready()
 
     def run(
         self,
@@ -162,10 +159,10 @@ class ProcessGroup:
             _stop(self._managed.pop().process)
 
     def log_tails(self, lines: int = LOG_TAIL_LINES) -> str:
-        parts = []
-        for log in sorted(self.log_dir.glob("*.log")):
-            parts.append(f"===== {log.name} (last {lines} lines) =====\n{tail(log, lines)}")
-        return "\n".join(parts)
+        return "\n".join(
+            f"===== {log.name} (last {lines} lines) =====\n{tail(log, lines)}"
+            for log in sorted(self.log_dir.glob("*.log"))
+        )
 
 
 def _raise_if_exited(managed: Managed) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from . import kinds
 from .binaries import REPO, Binaries
 from .charts import HttpsChartRepository, OciChartRegistry, chart_archive, public_chart_repository
-from .controlplane import ControlPlane, new_org_token
+from .controlplane import ControlPlane
 from .engine import Engine
 from .fakeprovider import FakeCloud
 from .processes import ProcessGroup
@@ -98,14 +98,7 @@ def start(
     the provider CRDs and runtimes), and the test installs the rest. Crossplane core starts
     with `crossplane_flags` beside the harness's own."""
     processes = ProcessGroup(work / "logs")
-    plane = ControlPlane(
-        work,
-        binaries,
-        processes,
-        org_token=new_org_token(),
-        rotated_org_token=new_org_token(),
-        crossplane_flags=crossplane_flags,
-    )
+    plane = ControlPlane(work, binaries, processes, crossplane_flags=crossplane_flags)
     suite: Suite | None = None
     try:
         plane.start()
