@@ -31,12 +31,6 @@ def cache_root() -> Path:
     return Path(xdg) / "function-inference-clusters"
 
 
-def _registry_source_hash() -> str:
-    """The hash hack/controlplane/build-registry.sh keys the registry's cache folder by."""
-    source = REPO / "hack" / "controlplane" / "registry" / "main.go"
-    return hashlib.sha256(source.read_bytes()).hexdigest()[:8]
-
-
 def helm() -> Path:
     """The Helm hack/controlplane/build-helm.sh builds (make test's chart check uses it too)."""
     return cache_root() / "bin" / f"helm-{versions()['HELM_VERSION']}" / "helm"
@@ -138,6 +132,9 @@ def locate(row: Row) -> Binaries:
     provider_helm = bin_root / f"provider-helm-{v['PROVIDER_HELM_VERSION']}"
     kube = bin_root / f"kube-{row.kubernetes}"
     client = bin_root / f"kube-{rows()[0].kubernetes}"
+    # hack/controlplane/build-registry.sh keys the registry's cache folder by its source's hash.
+    source = (REPO / "hack" / "controlplane" / "registry" / "main.go").read_bytes()
+    registry = f"registry-{v['GGCR_VERSION']}-{hashlib.sha256(source).hexdigest()[:8]}"
     return Binaries(
         etcd=bin_root / f"etcd-{etcd_for(row.kubernetes)}" / "etcd",
         kube_apiserver=kube / "kube-apiserver",
@@ -145,7 +142,7 @@ def locate(row: Row) -> Binaries:
         kubectl=client / "kubectl",
         crossplane=crossplane / "crossplane",
         crossplane_crds=crossplane / "crds",
-        registry=bin_root / f"registry-{v['GGCR_VERSION']}-{_registry_source_hash()}" / "registry",
+        registry=bin_root / registry / "registry",
         provider_kubernetes=provider,
         provider_kubernetes_crds=provider_crds,
         provider_helm=provider_helm / "provider",

@@ -56,7 +56,7 @@ PROVIDER_PREFIXES = ("xpkg.upbound.io/upbound/", "ghcr.io/fabioaraujopt/")
 class ProviderPackage:
     package: str  # the public reference, without a tag, as a Configuration names it
     version: str
-    crds: tuple[Path, ...]  # folders of CRD files
+    crds: Path  # the folder of its CRD files
     # The real crossplane.yaml; None: written here, SafeStart as the provider's source declares.
     meta: Path | None = None
 
@@ -106,14 +106,14 @@ def provider_packages(shared_crds: Path, helm_crds: Path) -> list[ProviderPackag
     def kubernetes(version: str, tag: str) -> ProviderPackage:
         _, crds = provider_kubernetes(version)
         meta = real_meta("github.com/crossplane-contrib/provider-kubernetes", version)
-        return ProviderPackage("xpkg.upbound.io/upbound/provider-kubernetes", tag, (crds,), meta)
+        return ProviderPackage("xpkg.upbound.io/upbound/provider-kubernetes", tag, crds, meta)
 
     def helm(tag: str) -> ProviderPackage:
         meta = real_meta("github.com/crossplane-contrib/provider-helm", helm_version)
-        return ProviderPackage("xpkg.upbound.io/upbound/provider-helm", tag, (helm_crds,), meta)
+        return ProviderPackage("xpkg.upbound.io/upbound/provider-helm", tag, helm_crds, meta)
 
     def cloud(package: str, crds: str) -> ProviderPackage:
-        return ProviderPackage(package, "v0.1.0", (shared_crds / crds,))
+        return ProviderPackage(package, "v0.1.0", shared_crds / crds)
 
     proven = proven_provider_kubernetes()
     return [
@@ -146,15 +146,13 @@ def build_provider(plane: ControlPlane, provider: ProviderPackage) -> Path:
     (stage / "crds").mkdir(parents=True)
     (stage / "examples").mkdir()
     (stage / "crossplane.yaml").write_text(yaml.safe_dump(_meta(provider)))
-    for folder in provider.crds:
-        for crd in sorted(folder.glob("*.yaml")):
-            shutil.copy(crd, stage / "crds" / crd.name)
+    for crd in sorted(provider.crds.glob("*.yaml")):
+        shutil.copy(crd, stage / "crds" / crd.name)
     output = plane.work / "packages" / f"{provider.name}-{provider.version}.xpkg"
     return build_xpkg(plane, f"xpkg-build-{provider.name}", stage, stage / "examples", output)
 
 
 def mirror_public_registries(plane: ControlPlane, prefixes: tuple[str, ...]) -> None:
-    """ImageConfigs rewriting each public prefix to the suite's registry."""
     for prefix in prefixes:
         name = "mirror-" + prefix.rstrip("/").replace("/", "-").replace(".", "-")
         mirror = f"127.0.0.1:{plane.registry_port}/{prefix.split('/', 1)[1]}"

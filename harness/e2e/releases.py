@@ -63,7 +63,6 @@ def previous_release(crank: Path) -> Release:
 
 
 def export(commit: str, destination: Path) -> None:
-    """Writes a commit's files into destination, as committed."""
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", "--format=tar", commit],
         capture_output=True,
@@ -99,7 +98,6 @@ def _locked(lock: Path) -> set[str]:
 
 
 def _declared(root: Path) -> set[str]:
-    """The [project] dependencies of the pyproject.toml in `root`."""
     with (root / "pyproject.toml").open("rb") as handle:
         return set(tomllib.load(handle)["project"]["dependencies"])
 

@@ -49,7 +49,6 @@ INSTALL_SECONDS = 300
 
 
 def crank(plane: ControlPlane, step: str, args: list[str]) -> None:
-    """Runs the crossplane CLI (crank), logged as `crank-<step>`; fails with its output."""
     result = plane.processes.run(f"crank-{step}", [str(plane.binaries.crank), *args])
     if result.returncode != 0:
         raise RuntimeError(f"crank {' '.join(args[:2])} failed:\n{result.stdout}{result.stderr}")
@@ -81,7 +80,6 @@ def build_package(plane: ControlPlane, repo: Path, reuse_make_output: bool = Tru
 
 
 def package_version() -> str:
-    """The version the working tree's package is tagged with, pyproject.toml's."""
     with (REPO / "pyproject.toml").open("rb") as handle:
         return str(tomllib.load(handle)["project"]["version"])
 
@@ -118,11 +116,8 @@ def write_tls_secret(
 def reports(revision: dict[str, Any], fields: dict[str, Any]) -> bool:
     """Whether a package revision's status carries `fields` and RuntimeHealthy=True."""
     status = revision.get("status") or {}
-    healthy = any(
-        c.get("type") == "RuntimeHealthy" and c.get("status") == "True"
-        for c in status.get("conditions", [])
-    )
-    return healthy and all(status.get(key) == value for key, value in fields.items())
+    carried = all(status.get(key) == value for key, value in fields.items())
+    return carried and is_true(revision, "RuntimeHealthy")
 
 
 def report_runtime_status(
@@ -218,7 +213,7 @@ class FunctionRuntime:
 
     @property
     def endpoint(self) -> str:
-        """Where the runtime serves the function: the process install() started."""
+        """Where the runtime serves the function: the process serve() started last."""
         return f"dns:///127.0.0.1:{self.port}"
 
     @property

@@ -57,7 +57,6 @@ OWN_NETWORK = Path(__file__).with_name("own-network")
 
 
 def shard_of(module: str, engine: Engine) -> str:
-    """The shard of a test of `module` (its file's stem) on `engine`."""
     return f"{engine.label}-{SHARDS.get(module, DEFAULT_SHARD)}"
 
 
