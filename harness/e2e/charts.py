@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.fixtures import free_port
-from harness.pinned_chart import CHART_NAME, pinned_chart_version
+from harness.pinned_chart import CHART_NAME, pinned_chart_version, step_input
 from harness.pinned_chart import chart_archive as archive_of
 
 from .certs import issue
@@ -38,11 +36,9 @@ def chart_archive() -> Path:
     return archive_of(pinned_chart_version())
 
 
-def public_chart_repository(repo: Path) -> str:
+def public_chart_repository() -> str:
     """The repository the committed Civo Composition installs the chart from: its public one."""
-    composition = yaml.safe_load((repo / "apis" / "civoclusters" / "composition.yaml").read_text())
-    (step,) = composition["spec"]["pipeline"]
-    return str(step["input"]["civo"]["clusterAutoscaler"]["chartRepository"])
+    return str(step_input()["civo"]["clusterAutoscaler"]["chartRepository"])
 
 
 @dataclass
@@ -127,10 +123,6 @@ class OciChartRegistry:
     def url(self) -> str:
         return f"oci://127.0.0.1:{self.port}/{OCI_NAMESPACE}"
 
-    @property
-    def log(self) -> Path:
-        return self.plane.processes.log_dir / f"{self.PROCESS}.log"
-
     def start(self, archive: Path) -> None:
         plane = self.plane
         tls = self.root / "tls"
@@ -163,8 +155,7 @@ class OciChartRegistry:
         every request): a pull resolves the tag and fetches the manifest, then GETs the chart's
         layers; a push only HEADs and PUTs them."""
         blobs = f"/v2/{OCI_NAMESPACE}/{CHART_NAME}/blobs/"
+        log = self.plane.processes.log_dir / f"{self.PROCESS}.log"
         return sum(
-            1
-            for line in self.log.read_text(errors="replace").splitlines()
-            if f" GET {blobs}" in line
+            1 for line in log.read_text(errors="replace").splitlines() if f" GET {blobs}" in line
         )

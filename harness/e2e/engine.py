@@ -64,11 +64,9 @@ class Engine:
     def seeds_required_resources(self) -> bool:
         return _semver(self.version) >= TRACKS_REQUIRED_RESOURCES_FROM
 
-    @property
-    def watches_required_resources(self) -> bool:
-        """Whether a changed required resource (a rotated credentials Secret) reconciles the
-        XR at once; otherwise it is seen at the XR's next poll."""
-        return _semver(self.version) >= TRACKS_REQUIRED_RESOURCES_FROM
+    # Whether a changed required resource (a rotated credentials Secret) reconciles the XR at
+    # once rather than at its next poll: the release that seeds them watches them.
+    watches_required_resources = seeds_required_resources
 
     @property
     def row(self) -> Row:

@@ -15,8 +15,6 @@ the same build, is this run's own.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from .controlplane import STARTUP_SECONDS, ControlPlane
 
 PROCESS_NAME = "provider-helm"
@@ -35,10 +33,6 @@ class ProviderHelm:
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane
         self.work = plane.work / PROCESS_NAME
-
-    @property
-    def log(self) -> Path:
-        return self.plane.processes.log_dir / f"{PROCESS_NAME}.log"
 
     def start(self, proxy: str) -> None:
         """Starts it with `proxy` as its HTTPS proxy: how it reaches public chart repositories
@@ -59,9 +53,10 @@ class ProviderHelm:
         )
 
     def _release_controller_set_up(self) -> bool:
-        return self.log.exists() and any(
+        log = self.plane.processes.log_dir / f"{PROCESS_NAME}.log"
+        return any(
             all(part in line for part in RELEASE_CONTROLLER_SET_UP)
-            for line in self.log.read_text(errors="replace").splitlines()
+            for line in log.read_text(errors="replace").splitlines()
         )
 
     def forget_charts(self) -> None:

@@ -139,8 +139,7 @@ def _build_package(release: Release, crank: Path) -> None:
 if __name__ == "__main__":
     # `make previous-release`: built before the suite starts, because the suite's workers run in
     # network namespaces of their own (shards.py), where pip and Debian's mirrors are out of reach.
-    from .binaries import locate
-    from .engine import engines
+    from .binaries import crank
 
-    built = previous_release(locate(engines()[0].row).crank)
+    built = previous_release(crank() or Path("crank"))
     print(f"previous release {built.version}: {built.package}")

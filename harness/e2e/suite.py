@@ -113,7 +113,7 @@ def start(
         chart_registry = OciChartRegistry(plane, work / "chart-registry")
         chart_registry.start(archive)
         public_charts = HttpsChartRepository(
-            plane, work / "public-chart-repository", served_as=public_chart_repository(REPO)
+            plane, work / "public-chart-repository", served_as=public_chart_repository()
         )
         public_charts.start(archive)
         proxy = ConnectProxy({f"{public_charts.host}:443": public_charts.port})
