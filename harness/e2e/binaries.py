@@ -111,7 +111,6 @@ def provider_kubernetes(version: str) -> tuple[Path, Path]:
 
 
 def etcd_for(kubernetes: str) -> str:
-    """The etcd release ETCD_FOR_KUBERNETES pairs with that Kubernetes."""
     for pair in versions()["ETCD_FOR_KUBERNETES"].split(","):
         named, _, etcd = pair.strip().partition(":")
         if named == kubernetes and etcd:

@@ -163,7 +163,6 @@ class ControlPlane:
 
     @property
     def tokens_file(self) -> Path:
-        """The static bearer tokens (the CoreWeave org tokens) every CKS cluster accepts."""
         return self.work / "pki" / "tokens.csv"
 
     def apiserver_argv(self, port: int, etcd_prefix: str) -> list[str]:

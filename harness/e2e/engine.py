@@ -87,7 +87,6 @@ class Engine:
 
 
 def engines() -> list[Engine]:
-    """MATRIX_ROWS of hack/controlplane/versions.env, primary first."""
     matrix = rows()
     for row in matrix:
         _semver(row.crossplane)

@@ -92,7 +92,6 @@ def _check_same_dependencies(release: Release) -> None:
 
 
 def _locked(lock: Path) -> set[str]:
-    """A lock's entries, one per line, without comments."""
     lines = (line.split("#", 1)[0].strip() for line in lock.read_text().splitlines())
     return {line for line in lines if line}
 
@@ -103,19 +102,13 @@ def _declared(root: Path) -> set[str]:
 
 
 def _build_package(release: Release, crank: Path) -> None:
-    image = subprocess.run(
-        ["make", "-C", str(release.source), "image"],
-        capture_output=True,
-        text=True,
-        timeout=BUILD_SECONDS,
-        check=False,
-    )
-    if image.returncode != 0:
-        raise RuntimeError(f"release {release.version}: make image failed:\n{image.stderr[-3000:]}")
+    _run(release, "make image", ["make", "-C", str(release.source), "image"], BUILD_SECONDS)
     # The release's examples/, as its `make xpkg` packs them (release 0.1.0 has none,
     # and crank then adds no examples layer).
     partial = release.package.with_suffix(".partial")
-    packed = subprocess.run(
+    _run(
+        release,
+        "crank xpkg build",
         [
             str(crank),
             "xpkg",
@@ -125,15 +118,16 @@ def _build_package(release: Release, crank: Path) -> None:
             f"--examples-root={release.source / 'examples'}",
             f"--package-file={partial}",
         ],
-        capture_output=True,
-        text=True,
-        check=False,
     )
-    if packed.returncode != 0:
-        raise RuntimeError(f"release {release.version}: crank xpkg build failed:\n{packed.stderr}")
     partial.rename(release.package)
     # The image is in the package now; the release's build folder is not kept twice.
     shutil.rmtree(release.source / "build", ignore_errors=True)
+
+
+def _run(release: Release, step: str, argv: list[str], timeout: float | None = None) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"release {release.version}: {step} failed:\n{done.stderr[-3000:]}")
 
 
 if __name__ == "__main__":

@@ -114,7 +114,6 @@ def write_tls_secret(
 
 
 def reports(revision: dict[str, Any], fields: dict[str, Any]) -> bool:
-    """Whether a package revision's status carries `fields` and RuntimeHealthy=True."""
     status = revision.get("status") or {}
     carried = all(status.get(key) == value for key, value in fields.items())
     return carried and is_true(revision, "RuntimeHealthy")
