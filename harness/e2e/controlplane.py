@@ -223,7 +223,7 @@ class ControlPlane:
             f"--tls-client-secret-name={CLIENT_TLS_SECRET}",
         ]
         for attempt in range(1, INIT_ATTEMPTS + 1):
-            result = self.processes.run("crossplane-init", argv, env=env)
+            result = self.processes.run("crossplane-init", argv, env=env, check=False)
             if result.returncode == 0:
                 break
             if attempt == INIT_ATTEMPTS:

@@ -128,8 +128,10 @@ class ProcessGroup:
         argv: Sequence[str],
         env: dict[str, str] | None = None,
         timeout: float = 300,
+        check: bool = True,
     ) -> subprocess.CompletedProcess[str]:
-        """Runs a short-lived command to completion, logging like the long-running ones."""
+        """Runs a short-lived command to completion, logging like the long-running ones; with
+        `check`, a failed one raises with its output."""
         log = self.log_dir / f"{name}.log"
         result = subprocess.run(
             list(argv),
@@ -143,6 +145,8 @@ class ProcessGroup:
             sink.write(
                 f"$ {' '.join(argv)}\n{result.stdout}{result.stderr}exit {result.returncode}\n"
             )
+        if check and result.returncode != 0:
+            raise RuntimeError(f"{name} failed:\n{result.stdout}{result.stderr}")
         return result
 
     def check_alive(self) -> None:

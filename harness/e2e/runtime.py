@@ -49,9 +49,7 @@ INSTALL_SECONDS = 300
 
 
 def crank(plane: ControlPlane, step: str, args: list[str]) -> None:
-    result = plane.processes.run(f"crank-{step}", [str(plane.binaries.crank), *args])
-    if result.returncode != 0:
-        raise RuntimeError(f"crank {' '.join(args[:2])} failed:\n{result.stdout}{result.stderr}")
+    plane.processes.run(f"crank-{step}", [str(plane.binaries.crank), *args])
 
 
 def build_xpkg(plane: ControlPlane, step: str, root: Path, examples: Path, output: Path) -> Path:
@@ -85,8 +83,6 @@ def package_version() -> str:
 
 
 def push_package(plane: ControlPlane, package: Path, version: str | None = None) -> str:
-    """Pushes a package to the local registry, tagged v<version> (the working tree's unless
-    given), and returns its reference."""
     # A loopback IP, not localhost: the Function CRD wants a dotted registry host, and crank and
     # Crossplane speak plain http to loopback registries.
     tag = f"v{version or package_version()}"
