@@ -9,6 +9,7 @@ import socket
 import ssl
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,34 +29,41 @@ from harness.fixtures import (
 )
 
 
-def test_a_killed_process_restarts_with_its_command_on_its_port(tmp_path: Path) -> None:
-    group = ProcessGroup(tmp_path / "logs")
+@pytest.fixture
+def group(tmp_path: Path) -> Iterator[ProcessGroup]:
+    """A process group whose processes are all stopped after the test."""
+    started = ProcessGroup(tmp_path / "logs")
+    yield started
+    started.stop_all()
+
+
+def test_a_killed_process_restarts_with_its_command_on_its_port(
+    group: ProcessGroup, tmp_path: Path
+) -> None:
     port = free_port()
     argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)]
-    try:
-        first = group.start("web", argv, ready=lambda: listening("127.0.0.1", port))
-        group.wait_ready("web", 30)
-        pid = first.process.pid
-        with pytest.raises(RuntimeError, match="web is still running; kill it first"):
-            group.restart("web")
-
-        group.kill("web")
-        assert not group.running("web")
-        assert first.process.returncode == -9
-        assert not listening("127.0.0.1", port)
-
+    first = group.start("web", argv, ready=lambda: listening("127.0.0.1", port))
+    group.wait_ready("web", 30)
+    pid = first.process.pid
+    with pytest.raises(RuntimeError, match="web is still running; kill it first"):
         group.restart("web")
-        assert group.running("web")
-        assert first.process.pid != pid, "the same Managed entry holds the new process"
-        assert listening("127.0.0.1", port)
-        log = (tmp_path / "logs" / "web.log").read_text()
-        assert log.count("===== restarted by the e2e harness at ") == 1
-    finally:
-        group.stop_all()
+
+    group.kill("web")
+    assert not group.running("web")
+    assert first.process.returncode == -9
+    assert not listening("127.0.0.1", port)
+
+    group.restart("web")
+    assert group.running("web")
+    assert first.process.pid != pid, "the same Managed entry holds the new process"
+    assert listening("127.0.0.1", port)
+    log = (tmp_path / "logs" / "web.log").read_text()
+    assert log.count("===== restarted by the e2e harness at ") == 1
 
 
-def test_a_restart_that_exits_fails_at_once_with_its_log(tmp_path: Path) -> None:
-    group = ProcessGroup(tmp_path / "logs")
+def test_a_restart_that_exits_fails_at_once_with_its_log(
+    group: ProcessGroup, tmp_path: Path
+) -> None:
     marker = tmp_path / "started-once"
     port = free_port()
     # Serves the first time; exits with 3 when started again.
@@ -68,16 +76,11 @@ def test_a_restart_that_exits_fails_at_once_with_its_log(tmp_path: Path) -> None
         f"http.server.HTTPServer(('127.0.0.1', {port}), http.server.BaseHTTPRequestHandler)"
         ".serve_forever()\n"
     )
-    try:
-        group.start(
-            "once", [sys.executable, "-c", script], ready=lambda: listening("127.0.0.1", port)
-        )
-        group.wait_ready("once", 30)
-        group.kill("once")
-        with pytest.raises(RuntimeError, match=r"(?s)once exited with 3.*refusing to start twice"):
-            group.restart("once")
-    finally:
-        group.stop_all()
+    group.start("once", [sys.executable, "-c", script], ready=lambda: listening("127.0.0.1", port))
+    group.wait_ready("once", 30)
+    group.kill("once")
+    with pytest.raises(RuntimeError, match=r"(?s)once exited with 3.*refusing to start twice"):
+        group.restart("once")
 
 
 def test_processes_die_with_the_pytest_that_started_them(tmp_path: Path) -> None:
@@ -266,14 +269,10 @@ def test_a_picked_port_is_bindable_and_no_outgoing_connection_can_take_it() -> N
         sock.bind(("127.0.0.1", picked[-1]))
 
 
-def test_a_wait_on_an_exited_process_fails_at_once_with_its_log(tmp_path: Path) -> None:
-    group = ProcessGroup(tmp_path / "logs")
+def test_a_wait_on_an_exited_process_fails_at_once_with_its_log(group: ProcessGroup) -> None:
     quitter = [sys.executable, "-c", "print('port taken', flush=True); exit(4)"]
     group.start("quitter", quitter).process.wait()
-    try:
-        with pytest.raises(RuntimeError) as raised:
-            wait_for("what it serves", lambda: group.check_running("quitter"), 600)
-        assert str(raised.value).startswith("quitter exited with 4:\n")
-        assert "port taken" in str(raised.value)
-    finally:
-        group.stop_all()
+    with pytest.raises(RuntimeError) as raised:
+        wait_for("what it serves", lambda: group.check_running("quitter"), 600)
+    assert str(raised.value).startswith("quitter exited with 4:\n")
+    assert "port taken" in str(raised.value)

@@ -30,7 +30,7 @@ import traceback
 from typing import Any
 
 from . import kinds
-from .kube import NO_ANSWER, ApiError, Kind, Kube, json_object
+from .kube import NO_ANSWER, ApiError, Kind, Kube, condition, json_object
 from .workload import Workload, WorkloadClusters
 from .xr import EXTERNAL_NAME
 
@@ -47,8 +47,8 @@ REFERENCES: dict[Kind, tuple[tuple[str, Kind], ...]] = {
     kinds.CIVO_CLUSTER: (("networkId", kinds.CIVO_NETWORK), ("firewallId", kinds.CIVO_FIREWALL)),
     kinds.CIVO_NODEPOOL: (("clusterId", kinds.CIVO_CLUSTER),),
 }
-# Managed kinds that are clusters with a Kubernetes of their own.
-WORKLOAD_KINDS = (kinds.CIVO_CLUSTER, kinds.CKS_CLUSTER)
+# Managed kinds that are clusters with a Kubernetes of their own, and whose cloud runs them.
+WORKLOAD_KINDS = {kinds.CIVO_CLUSTER: "civo", kinds.CKS_CLUSTER: "cks"}
 MANAGED_KINDS = (
     kinds.COREWEAVE_VPC,
     kinds.CKS_CLUSTER,
@@ -57,10 +57,6 @@ MANAGED_KINDS = (
     kinds.CIVO_CLUSTER,
     kinds.CIVO_NODEPOOL,
 )
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def external_id(obj: dict[str, Any]) -> str:
@@ -186,13 +182,10 @@ class FakeCloud:
             self._write_status(kind, obj, {}, synced=(False, not_found), ready=None)
             return
         workload = None
-        if kind == kinds.CIVO_CLUSTER and not held:
+        if kind in WORKLOAD_KINDS and not held:
             region = obj["spec"]["forProvider"].get("region", "")
-            workload = self.clusters.serving(external_id(obj), region)
-            # BUILDING until its Kubernetes answers.
-            held = workload is None
-        elif kind == kinds.CKS_CLUSTER and not held:
-            workload = self.clusters.cks_serving(external_id(obj))
+            workload = self.clusters.serving(external_id(obj), WORKLOAD_KINDS[kind], region)
+            # BUILDING (STATUS_CREATING) until its Kubernetes answers.
             held = workload is None
         at_provider = self._at_provider(kind, obj, workload)
         if held:
@@ -276,9 +269,9 @@ class FakeCloud:
         old = obj.get("status") or {}
         ok, message = synced
         reason = "ReconcileSuccess" if ok else "ReconcileError"
-        conditions = [_condition(old, "Synced", ok, reason, message)]
+        conditions = [_condition(obj, "Synced", ok, reason, message)]
         if ready is not None:
-            conditions.append(_condition(old, "Ready", ready[0], ready[1], ""))
+            conditions.append(_condition(obj, "Ready", ready[0], ready[1], ""))
         else:
             # A failed reconcile leaves Ready as it was, as crossplane-runtime does.
             conditions += [c for c in old.get("conditions") or [] if c.get("type") == "Ready"]
@@ -344,7 +337,7 @@ class FakeCloud:
             status = {
                 **old,
                 "currentNodes": pool["spec"].get("targetNodes", old.get("currentNodes", 0)),
-                "conditions": [_condition(old, "Validated", True, "Valid", "")],
+                "conditions": [_condition(pool, "Validated", True, "Valid", "")],
             }
             self._guarded(self._patch_status, api, kinds.CKS_NODEPOOL, pool, status)
 
@@ -363,17 +356,17 @@ class FakeCloud:
 
 
 def _condition(
-    old: dict[str, Any], kind: str, status: bool, reason: str, message: str
+    obj: dict[str, Any], kind: str, status: bool, reason: str, message: str
 ) -> dict[str, Any]:
     value = "True" if status else "False"
-    conditions: list[dict[str, Any]] = old.get("conditions") or []
-    previous = next((c for c in conditions if c.get("type") == kind), {})
+    previous = condition(obj, kind)
     entry: dict[str, Any] = {"type": kind, "status": value, "reason": reason}
     if message:
         entry["message"] = message
     # Like crossplane-runtime: the transition time moves only when the status does.
     same = previous.get("status") == value
-    entry["lastTransitionTime"] = previous.get("lastTransitionTime") if same else _now()
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    entry["lastTransitionTime"] = previous.get("lastTransitionTime") if same else now
     return entry
 
 

@@ -51,19 +51,16 @@ def touch(pair: Pair) -> None:
         )
 
 
-def failed_call(pair: Pair, member: Member) -> str:
-    """The XR's Synced=False message when it names the function (a call failed), else ''."""
-    return not_synced(pair.suite.plane.api.get(member.kind, member.name, NAMESPACE), FUNCTION_NAME)
-
-
-def grpc_code(message: str) -> str:
-    """The gRPC status code a failed call's message names (`rpc error: code = Unavailable`)."""
-    match = re.search(r"rpc error: code = (\w+)", message)
+def failed_code(pair: Pair, member: Member) -> str:
+    """The gRPC status code (`rpc error: code = Unavailable`) of a failed call the XR reports
+    on Synced=False, naming the function; else ''."""
+    xr = pair.suite.plane.api.get(member.kind, member.name, NAMESPACE)
+    match = re.search(r"rpc error: code = (\w+)", not_synced(xr, FUNCTION_NAME))
     return match[1] if match else ""
 
 
 def failed_with(pair: Pair, member: Member, code: str) -> bool:
-    return grpc_code(failed_call(pair, member)) == code
+    return failed_code(pair, member) == code
 
 
 def wait_failed_calls(pair: Pair, code: str, timeout: float) -> None:
@@ -124,7 +121,7 @@ class FunctionKilled(Fault):
         return f"down {time.monotonic() - start:.0f} s; {seen}"
 
     def _what_happened(self, pair: Pair, member: Member) -> str:
-        code = grpc_code(failed_call(pair, member))
+        code = failed_code(pair, member)
         if code:
             return f"a call in flight failed ({code})"
         # Crossplane logs whole seconds: a reconcile of the kill's second counts.

@@ -134,28 +134,27 @@ class Kube:
             # Health endpoints (/readyz, /healthz) answer plain text.
             return text
 
-    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+    def _unless_missing(self, missing: Any, method: str, path: str, **options: Any) -> Any:
+        """The answer, or `missing` when the API server answers 404: the object is gone, or
+        its kind's CRD is not (or no longer) served."""
         try:
-            return json_object(self.request("GET", kind.path(namespace, name)))
+            return self.request(method, path, **options)
         except ApiError as error:
             if error.status == 404:
-                return None
+                return missing
             raise
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        found = self._unless_missing(None, "GET", kind.path(namespace, name))
+        return None if found is None else json_object(found)
 
     def list(
         self, kind: Kind, namespace: str | None = None, labels: str | None = None
     ) -> list[dict[str, Any]]:
         query = {"labelSelector": labels} if labels else None
-        try:
-            items: list[dict[str, Any]] = json_object(
-                self.request("GET", kind.path(namespace), query=query)
-            )["items"]
-            return items
-        except ApiError as error:
-            # A kind whose CRD is not (or no longer) served lists as empty.
-            if error.status == 404:
-                return []
-            raise
+        found = self._unless_missing({"items": []}, "GET", kind.path(namespace), query=query)
+        items: list[dict[str, Any]] = json_object(found)["items"]
+        return items
 
     def create(self, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         namespace = obj["metadata"].get("namespace")
@@ -190,17 +189,9 @@ class Kube:
 
     def delete(self, kind: Kind, name: str, namespace: str | None = None) -> bool:
         """Deletes with background propagation; False when the object was already gone."""
-        try:
-            self.request(
-                "DELETE",
-                kind.path(namespace, name),
-                {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"},
-            )
-        except ApiError as error:
-            if error.status == 404:
-                return False
-            raise
-        return True
+        options = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
+        answer = self._unless_missing(False, "DELETE", kind.path(namespace, name), body=options)
+        return answer is not False
 
     def watch(
         self, kind: Kind, stop: threading.Event, resource_version: str = ""

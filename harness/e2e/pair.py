@@ -107,12 +107,6 @@ class Pair:
             self._cks = self.suite.cks_cluster(NAMESPACE, self.coreweave.name).api
         return self._cks
 
-    def live(self) -> list[tuple[Kind, str]]:
-        """The CoreWeaveCluster's objects inside its cluster: one NodePool per pool (named as
-        the pool), the system pool and the StorageClass clone."""
-        pools = [(kinds.CKS_NODEPOOL, str(p["name"])) for p in self.coreweave.pools]
-        return [*pools, *COREWEAVE_FIXED_IN_CLUSTER]
-
     def live_civo(self) -> Snapshot:
         """What Helm installed in the CivoCluster's own cluster: each Deployment of kube-system
         (UID and spec: nothing runs it, so only Helm writes it) and each Helm release's newest
@@ -152,10 +146,13 @@ class Pair:
         }
 
     def _live_objects(self) -> dict[str, tuple[Kind, str, dict[str, Any] | None]]:
-        """Each live in-cluster object by snapshot key, None where it is not in the cluster."""
-        api = self.cks
+        """The CoreWeaveCluster's objects inside its cluster by snapshot key, None where it is
+        not in the cluster: one NodePool per pool (named as the pool), the system pool and the
+        StorageClass clone."""
+        pools = [(kinds.CKS_NODEPOOL, str(p["name"])) for p in self.coreweave.pools]
         return {
-            live_key(kind, name): (kind, name, api.get(kind, name)) for kind, name in self.live()
+            live_key(kind, name): (kind, name, self.cks.get(kind, name))
+            for kind, name in [*pools, *COREWEAVE_FIXED_IN_CLUSTER]
         }
 
     def settled(self) -> Snapshot:
@@ -182,11 +179,13 @@ class Pair:
 
         def all_made() -> bool:
             self._check_function_running()
+            live = self._live_objects()
             # Every live in-cluster object too, not only the added pools': under load
             # provider-kubernetes may apply one (the StorageClass clone, seen in the upgrade
             # test) after both XRs already report Ready.
-            expected = self.promised | {live_key(kind, name) for kind, name in self.live()}
-            unmade[:] = sorted(expected - self.present())
+            expected = self.promised | set(live)
+            made = {key for key, (_, _, obj) in live.items() if obj is not None}
+            unmade[:] = sorted(expected - made - set(self._composed()))
             return not unmade
 
         try:
@@ -218,28 +217,27 @@ class Pair:
         )
 
     def _wait_reconciled(self) -> None:
-        api = self.suite.plane.api
-
-        def reconciled(member: Member) -> bool:
-            self._check_function_running()
-            return _reconciled(api, member)
-
         for member in self.members:
             wait_for(
                 f"{member.name} Synced and Ready on its latest generation",
-                functools.partial(reconciled, member),
+                functools.partial(self._reconciled, member),
                 CONVERGE_SECONDS,
             )
+
+    def _reconciled(self, member: Member) -> bool:
+        self._check_function_running()
+        xr = self.suite.plane.api.get(member.kind, member.name, NAMESPACE) or {}
+        generation = xr.get("metadata", {}).get("generation")
+        return all(
+            condition(xr, kind).get("status") == "True"
+            and condition(xr, kind).get("observedGeneration") == generation
+            for kind in ("Synced", "Ready")
+        )
 
     def _check_function_running(self) -> None:
         """Fails the wait at once, with the function's log, if its process has exited: nothing
         the XRs wait for can happen then (a port taken at its start once cost a 600 s wait)."""
         self.suite.plane.processes.check_running(FUNCTION_PROCESS)
-
-    def present(self) -> set[str]:
-        """The snapshot keys of what exists now: what both XRs composed, and the live objects."""
-        live = {key for key, (_, _, obj) in self._live_objects().items() if obj is not None}
-        return set(self._composed()) | live
 
     def last_change_at(self) -> float:
         """When the watch log last saw either XR or anything they composed change."""
@@ -263,16 +261,6 @@ class Pair:
 def live_key(kind: Kind, name: str) -> str:
     """The snapshot key of an object in the CoreWeaveCluster's cluster."""
     return f"live {kind.kind}/{name}"
-
-
-def _reconciled(api: Kube, member: Member) -> bool:
-    xr = api.get(member.kind, member.name, NAMESPACE) or {}
-    generation = xr.get("metadata", {}).get("generation")
-    return all(
-        condition(xr, kind).get("status") == "True"
-        and condition(xr, kind).get("observedGeneration") == generation
-        for kind in ("Synced", "Ready")
-    )
 
 
 def differences(before: Snapshot, after: Snapshot, new: frozenset[str] = frozenset()) -> list[str]:

@@ -5,12 +5,11 @@ fake cloud creates: harness/e2e/workload.py.)"""
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 from typing import Any
 
 from harness.example_sets import documents
+from harness.fixtures import credentials_secret
 
 from . import kinds
 from .controlplane import CROSSPLANE_NAMESPACE, ControlPlane
@@ -101,6 +100,6 @@ def install_required_objects(plane: ControlPlane) -> None:
 def write_credentials(plane: ControlPlane, secret: str, token: str) -> None:
     """A cloud's credentials Secret as its provider reads it: `{"token": ...}` under
     `credentials`."""
-    credentials = base64.b64encode(json.dumps({"token": token}).encode()).decode()
-    metadata = {"name": secret, "namespace": CROSSPLANE_NAMESPACE}
-    plane.api.apply(kinds.SECRET, {"metadata": metadata, "data": {"credentials": credentials}})
+    credentials = credentials_secret(token, namespace=CROSSPLANE_NAMESPACE)
+    credentials["metadata"]["name"] = secret
+    plane.api.apply(kinds.SECRET, credentials)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,8 +62,6 @@ class Workload:
     port: int
     api: Kube
     kubeconfig: dict[str, Any]
-    # What the cloud puts in every new cluster, once its API server answers.
-    seed: Callable[[Workload], bool]
     seeded: bool = False
 
     @property
@@ -79,24 +76,16 @@ class WorkloadClusters:
     _clusters: dict[str, Workload] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def serving(self, cluster_id: str, region: str) -> Workload | None:
-        """The Civo cluster, once its API server answers and Civo's Secret is in it; starts its
-        API server on the first call (the fake cloud's cluster stays BUILDING until then)."""
-        return self._serving(
-            cluster_id,
-            lambda: self._start(cluster_id, "civo", lambda w: _seed_civo(w, region)),
-        )
-
-    def cks_serving(self, cluster_id: str) -> Workload | None:
-        """The CKS cluster, once its API server answers and serves what CKS puts in every
-        cluster; starts it on the first call (the cluster stays STATUS_CREATING until then)."""
-        return self._serving(cluster_id, lambda: self._start(cluster_id, "cks", _seed_cks))
-
-    def _serving(self, cluster_id: str, start: Callable[[], Workload]) -> Workload | None:
+    def serving(self, cluster_id: str, cloud: str, region: str) -> Workload | None:
+        """The cluster, once its API server answers and holds what that cloud puts in every
+        cluster; starts its API server on the first call (the fake cloud's cluster stays
+        BUILDING, or STATUS_CREATING, until then)."""
         with self._lock:
-            workload = self._clusters.get(cluster_id) or start()
+            workload = self._clusters.get(cluster_id) or self._start(cluster_id, cloud)
         if not workload.seeded and self.plane.processes.ready_now(workload.process):
-            workload.seeded = workload.seed(workload)
+            workload.seeded = (
+                _seed_cks(workload) if workload.cloud == "cks" else _seed_civo(workload, region)
+            )
         return workload if workload.seeded else None
 
     def outage(self, cluster_id: str) -> None:
@@ -137,7 +126,7 @@ class WorkloadClusters:
             self.last_looks[cluster_id] = _look(workload.api)
         self.plane.processes.stop(workload.process)
 
-    def _start(self, cluster_id: str, cloud: str, seed: Callable[[Workload], bool]) -> Workload:
+    def _start(self, cluster_id: str, cloud: str) -> Workload:
         plane = self.plane
         assert plane.ca is not None
         port = free_port()
@@ -156,7 +145,7 @@ class WorkloadClusters:
             "client-key-data": _b64(admin.key_pem),
         }
         config = kubeconfig(f"https://127.0.0.1:{port}", plane.ca.cert_pem, user)
-        workload = Workload(cluster_id, cloud, process, port, api, config, seed)
+        workload = Workload(cluster_id, cloud, process, port, api, config)
         self._clusters[cluster_id] = workload
         return workload
 
