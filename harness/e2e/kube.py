@@ -160,14 +160,13 @@ class Kube:
         namespace = obj["metadata"].get("namespace")
         return json_object(self.request("POST", kind.path(namespace), obj))
 
-    def apply(self, kind: Kind, obj: dict[str, Any], subresource: str = "") -> dict[str, Any]:
+    def apply(self, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply with forced ownership, as `kubectl apply --server-side` does."""
         obj = {"apiVersion": kind.api_version, "kind": kind.kind, **obj}
-        path = kind.path(obj["metadata"].get("namespace"), obj["metadata"]["name"])
         return json_object(
             self.request(
                 "PATCH",
-                path + (f"/{subresource}" if subresource else ""),
+                kind.path(obj["metadata"].get("namespace"), obj["metadata"]["name"]),
                 obj,
                 content_type="application/apply-patch+yaml",
                 query={"fieldManager": FIELD_MANAGER, "force": "true"},

@@ -13,7 +13,7 @@ from . import kinds
 from .calls import Reconciles, read_calls, read_reconciles, reconciles_of
 from .kube import ApiError, Kind, Kube, condition, is_true, wait_for
 from .runtime import package_version
-from .watchlog import WatchLog, explain, format_churn
+from .watchlog import WatchLog, explain
 from .xr import Composed, composed, external_name
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ def cleaned_up(
     finally:
         suite.log.end(name)
         if churn:
-            suite.churn_reports.append(format_churn(name, suite.log.churn(name, kind.kind)))
+            suite.churn_reports.append(suite.log.churn(name, kind.kind))
         with contextlib.suppress(ApiError):
             suite.plane.api.delete(kind, name, namespace)
 

@@ -150,10 +150,10 @@ class WatchLog:
                 c for c in self.changes if c.composite == xr or (c.kind == xr_kind and c.name == xr)
             ]
 
-    def churn(self, xr: str, xr_kind: str) -> list[dict[str, Any]]:
-        """Per stage of this XR: watch events on the XR, on composed resources, and whether the
-        XR reported Responsive=False (WatchCircuitOpen) during it."""
-        rows = []
+    def churn(self, xr: str, xr_kind: str) -> str:
+        """A table, per stage of this XR: watch events on the XR, on composed resources, and
+        whether the XR reported Responsive=False (WatchCircuitOpen) during it."""
+        lines = [f"churn of {xr}: stage | XR events | composed events | breaker opened | by kind"]
         changes = self.of(xr, xr_kind)
         for stage in [s for s in self.stages if s.xr == xr]:
             inside = [c for c in changes if stage.start <= c.at < stage.end]
@@ -164,16 +164,11 @@ class WatchLog:
                 for c in on_xr
                 for cond in c.conditions
             )
-            rows.append(
-                {
-                    "stage": stage.name,
-                    "xr_events": len(on_xr),
-                    "composed_events": sum(composed.values()),
-                    "by_kind": dict(sorted(composed.items())),
-                    "circuit_open": breaker,
-                }
+            lines.append(
+                f"  {stage.name:<28} | {len(on_xr):>3} | {sum(composed.values()):>4} | "
+                f"{'YES' if breaker else 'no':<3} | {dict(sorted(composed.items()))}"
             )
-        return rows
+        return "\n".join(lines)
 
     def last_change_at(self, xr: str, xr_kind: str) -> float:
         changes = self.of(xr, xr_kind)
@@ -191,16 +186,6 @@ class WatchLog:
         times = {key: at for key, at in seen.items() if at is not None}
         assert times.keys() == seen.keys(), f"deletions not seen: {seen}"
         return times
-
-
-def format_churn(xr: str, rows: list[dict[str, Any]]) -> str:
-    lines = [f"churn of {xr}: stage | XR events | composed events | breaker opened | by kind"]
-    for row in rows:
-        lines.append(
-            f"  {row['stage']:<28} | {row['xr_events']:>3} | {row['composed_events']:>4} | "
-            f"{'YES' if row['circuit_open'] else 'no':<3} | {row['by_kind']}"
-        )
-    return "\n".join(lines)
 
 
 def _content(obj: dict[str, Any]) -> dict[str, Any]:
