@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import Mock
 
 import pytest
 
@@ -112,20 +113,6 @@ def test_processes_die_with_the_pytest_that_started_them(tmp_path: Path) -> None
         stand_in.kill()
 
 
-def probe_of(*outcomes: Any) -> Any:
-    """A probe whose successive calls give these outcomes: a value it returns, or an exception
-    it raises."""
-    steps = iter(outcomes)
-
-    def probe() -> Any:
-        outcome = next(steps)
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-
-    return probe
-
-
 @pytest.mark.parametrize(
     ("outcomes", "expected"),
     [
@@ -148,13 +135,14 @@ def probe_of(*outcomes: Any) -> Any:
 def test_wait_for_polls_through_what_a_restart_answers(
     outcomes: tuple[Any, ...], expected: Any
 ) -> None:
-    assert wait_for("the answer", probe_of(*outcomes), 5, interval=0.01) == expected
+    # Each call of the probe gives the next outcome: a value it returns, or an error it raises.
+    assert wait_for("the answer", Mock(side_effect=outcomes), 5, interval=0.01) == expected
 
 
 def test_wait_for_fails_naming_the_last_transport_error() -> None:
     refused = ConnectionRefusedError(111, "Connection refused")
     with pytest.raises(WaitTimedOut) as failed:
-        wait_for("the API server", probe_of(*[refused] * 1000), 0.05, interval=0.01)
+        wait_for("the API server", Mock(side_effect=refused), 0.05, interval=0.01)
     assert str(failed.value) == (
         "timed out after 0 s waiting for the API server; "
         "last: ConnectionRefusedError(111, 'Connection refused')"
@@ -171,7 +159,9 @@ def test_a_nested_wait_that_timed_out_ends_the_outer_wait() -> None:
 
 def test_an_assertion_in_a_probe_ends_the_wait_at_once() -> None:
     with pytest.raises(AssertionError, match="NodePool cpu is not in the cluster"):
-        wait_for("a snapshot", probe_of(AssertionError("NodePool cpu is not in the cluster")), 30)
+        wait_for(
+            "a snapshot", Mock(side_effect=AssertionError("NodePool cpu is not in the cluster")), 30
+        )
 
 
 def test_the_tarpit_takes_connections_and_never_answers() -> None:

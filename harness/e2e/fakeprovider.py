@@ -49,14 +49,8 @@ REFERENCES: dict[Kind, tuple[tuple[str, Kind], ...]] = {
 }
 # Managed kinds that are clusters with a Kubernetes of their own, and whose cloud runs them.
 WORKLOAD_KINDS = {kinds.CIVO_CLUSTER: "civo", kinds.CKS_CLUSTER: "cks"}
-MANAGED_KINDS = (
-    kinds.COREWEAVE_VPC,
-    kinds.CKS_CLUSTER,
-    kinds.CIVO_NETWORK,
-    kinds.CIVO_FIREWALL,
-    kinds.CIVO_CLUSTER,
-    kinds.CIVO_NODEPOOL,
-)
+# Every managed kind, the ones that reference nothing first, so that a pass resolves in order.
+MANAGED_KINDS = (kinds.COREWEAVE_VPC, kinds.CIVO_NETWORK, *REFERENCES)
 
 
 def external_id(obj: dict[str, Any]) -> str:
@@ -249,11 +243,10 @@ class FakeCloud:
                 return {"id": ident, "ready": False, "status": "BUILDING"}
             return {"id": ident, "ready": True, "status": "ACTIVE", "apiEndpoint": workload.server}
         if kind == kinds.CIVO_NODEPOOL:
-            count = for_provider.get("nodeCount", spec.get("initProvider", {}).get("nodeCount"))
-            current = obj.get("status", {}).get("atProvider", {}).get("nodeCount")
+            initial = spec.get("initProvider", {}).get("nodeCount")
+            current = obj.get("status", {}).get("atProvider", {}).get("nodeCount", initial)
             # An autoscaled pool keeps whatever count it has; a fixed one follows forProvider.
-            node_count = for_provider.get("nodeCount", current if current is not None else count)
-            return {"id": ident, "nodeCount": node_count}
+            return {"id": ident, "nodeCount": for_provider.get("nodeCount", current)}
         if kind == kinds.CIVO_NETWORK:
             return {"id": ident, "label": for_provider.get("label")}
         return {"id": ident}
