@@ -59,15 +59,10 @@ def read_calls(log: Path) -> list[Call]:
     return calls
 
 
-def composite_controller(kind: Kind) -> str:
-    """Crossplane's name for the controller of an XR kind: `composite/<XRD name>`."""
-    group = kind.api_version.split("/", 1)[0]
-    return f"composite/{kind.plural}.{group}"
-
-
 def read_reconciles(log: Path, kind: Kind, namespace: str, name: str) -> list[datetime.datetime]:
     """When each reconcile of one XR began, from Crossplane's --debug log, in order."""
-    controller = composite_controller(kind)
+    # Crossplane names the controller of an XR kind `composite/<XRD name>`.
+    controller = f"composite/{kind.plural}.{kind.api_version.split('/', 1)[0]}"
     begun = []
     for raw in log.read_text(errors="replace").splitlines():
         match = _CROSSPLANE_LINE.match(raw)

@@ -157,7 +157,7 @@ class FakeCloud:
             obj = self._set_finalizers(kind, obj, [*finalizers, MANAGED_FINALIZER])
         unresolved = self._resolve_references(kind, obj)
         if unresolved:
-            self._write_status(kind, obj, {}, synced=(False, unresolved), ready=None)
+            self._write_status(kind, obj, {}, ready=None, error=unresolved)
             return
         if EXTERNAL_NAME not in (obj["metadata"].get("annotations") or {}):
             # "Created": the provider records the cloud ID as the external name.
@@ -173,7 +173,7 @@ class FakeCloud:
             gone = external_id(obj) in self.deleted_outside
         if gone:
             not_found = f"cannot observe external resource: {kind.kind} {external_id(obj)}: 404"
-            self._write_status(kind, obj, {}, synced=(False, not_found), ready=None)
+            self._write_status(kind, obj, {}, ready=None, error=not_found)
             return
         workload = None
         if kind in WORKLOAD_KINDS and not held:
@@ -188,7 +188,7 @@ class FakeCloud:
             ready = (False, "Unavailable")
         else:
             ready = (True, "Available")
-        self._write_status(kind, obj, at_provider, synced=(True, ""), ready=ready)
+        self._write_status(kind, obj, at_provider, ready=ready)
         if workload is not None and kind == kinds.CIVO_CLUSTER:
             self._publish_connection_secret(obj, workload)
 
@@ -256,13 +256,12 @@ class FakeCloud:
         kind: Kind,
         obj: dict[str, Any],
         at_provider: dict[str, Any],
-        synced: tuple[bool, str],
         ready: tuple[bool, str] | None,
+        error: str = "",
     ) -> None:
         old = obj.get("status") or {}
-        ok, message = synced
-        reason = "ReconcileSuccess" if ok else "ReconcileError"
-        conditions = [_condition(obj, "Synced", ok, reason, message)]
+        reason = "ReconcileError" if error else "ReconcileSuccess"
+        conditions = [_condition(obj, "Synced", not error, reason, error)]
         if ready is not None:
             conditions.append(_condition(obj, "Ready", ready[0], ready[1], ""))
         else:

@@ -29,8 +29,7 @@ if TYPE_CHECKING:
 NAMESPACE = "ml-team"
 # What a test may find for one object: its UID (a re-created object has a new one) and what
 # was composed into it (a change is a change the function made, or a provider's drift).
-Identity = tuple[str, Any]
-Snapshot = dict[str, Identity]
+Snapshot = dict[str, tuple[str, Any]]
 
 
 @dataclass
