@@ -77,13 +77,11 @@ def wait_failed_calls(pair: Pair, code: str, timeout: float) -> None:
 class Fault:
     """A fault: inflict, hold (returns what the XRs showed meanwhile), recover."""
 
+    name: str
     # Whether its mid-change round is made during the converged round's outage (pools added
     # once the XRs have reported it) instead of in an outage of its own: for a fault that is
     # long by definition.
     one_outage = False
-
-    def __init__(self, name: str) -> None:
-        self.name = name
 
     def inflict(self, pair: Pair) -> None:
         raise NotImplementedError
@@ -105,9 +103,8 @@ class FunctionKilled(Fault):
     waitForReady (internal/xfn/function_runner.go, `svcConfig`), so it waits for the function
     to come back, up to the reconcile's 2-minute deadline, and goes through the new process."""
 
-    def __init__(self) -> None:
-        super().__init__("function-killed")
-        self.killed_at = datetime.datetime.now(datetime.UTC)
+    name = "function-killed"
+    killed_at: datetime.datetime
 
     def inflict(self, pair: Pair) -> None:
         self.killed_at = datetime.datetime.now(datetime.UTC)
@@ -161,11 +158,9 @@ class FunctionUnreachable(Fault):
     (waitForReady) until the reconcile's 2-minute deadline, and then the XRs report it; the
     function comes back on the same address, as the network heals."""
 
+    name = "function-unreachable"
     one_outage = True
-
-    def __init__(self) -> None:
-        super().__init__("function-unreachable")
-        self.tarpit: Tarpit | None = None
+    tarpit: Tarpit
 
     def inflict(self, pair: Pair) -> None:
         runtime = pair.suite.runtime
@@ -186,7 +181,6 @@ class FunctionUnreachable(Fault):
         )
 
     def recover(self, pair: Pair) -> None:
-        assert self.tarpit is not None
         self.tarpit.close()
         pair.suite.runtime.restart()
 
@@ -196,7 +190,7 @@ class Killed(Fault):
     is all in the API server (etcd, for the API server), so it must pick up where it was."""
 
     def __init__(self, process: str) -> None:
-        super().__init__(f"{process}-killed")
+        self.name = f"{process}-killed"
         self.process = process
 
     def inflict(self, pair: Pair) -> None:
@@ -207,9 +201,10 @@ class Killed(Fault):
 
 
 class ProviderKubernetesKilled(Killed):
+    killed_at = 0.0
+
     def __init__(self) -> None:
         super().__init__(PROVIDER_KUBERNETES)
-        self.killed_at = 0.0
 
     def inflict(self, pair: Pair) -> None:
         self.killed_at = time.time()
@@ -248,14 +243,14 @@ class CredentialsDeleted(Fault):
     the kubeconfig it wrote (ClusterAccess=LastKnownKubeconfig), so nothing in the cluster is
     cut off, and a pool added meanwhile is still applied."""
 
-    def __init__(self) -> None:
-        super().__init__("credentials-deleted")
-        self.saved: dict[str, Any] | None = None
+    name = "credentials-deleted"
+    saved: dict[str, Any]
 
     def inflict(self, pair: Pair) -> None:
         api = pair.suite.plane.api
-        self.saved = api.get(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
-        assert self.saved is not None, f"no {CREDENTIALS_SECRET} Secret to delete"
+        saved = api.get(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
+        assert saved is not None, f"no {CREDENTIALS_SECRET} Secret to delete"
+        self.saved = saved
         api.delete(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
 
     def hold(self, pair: Pair, changing: Member | None) -> str:
@@ -280,7 +275,6 @@ class CredentialsDeleted(Fault):
         return "ClusterAccess=LastKnownKubeconfig; the new pool applied through the kept kubeconfig"
 
     def recover(self, pair: Pair) -> None:
-        assert self.saved is not None
         pair.suite.plane.api.apply(
             kinds.SECRET,
             {
