@@ -17,7 +17,6 @@ from pathlib import Path
 from harness.fixtures import free_port, listening
 
 from .dns import NameServer
-from .kube import wait_for
 from .runtime import REPLICAS_HOST, FunctionRuntime
 
 # A function process listens within a second or two; this is for a loaded machine.
@@ -47,16 +46,13 @@ def replicas(runtime: FunctionRuntime, count: int) -> Iterator[Replicas]:
                 runtime.function_argv(f"{address}:{port}"),
                 env=runtime.side_ports_env(name),
                 cwd=runtime.repo,
+                ready=functools.partial(listening, address, port),
             )
             for name, address in zip(names, addresses, strict=True)
         ]
-        for address in addresses:
-            wait_for(
-                f"a function replica to listen on {address}:{port}",
-                functools.partial(listening, address, port),
-                LISTEN_SECONDS,
-                interval=0.2,
-            )
+        for name in names:
+            # Fails at once, with its log, if a replica exits instead.
+            processes.wait_ready(name, LISTEN_SECONDS)
         endpoint = f"dns://127.0.0.1:{name_server.port}/{REPLICAS_HOST}:{port}"
         runtime.point_at(endpoint)
         yield Replicas(endpoint, [m.log for m in started], names)

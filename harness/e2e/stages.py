@@ -93,7 +93,6 @@ def cleaned_up(
 
 
 def wait_quiet(log: WatchLog, kind: Kind, name: str, seconds: float) -> None:
-    """Waits until no watch event has touched the XR or anything it composed for `seconds`."""
     wait_for(
         f"{name} and its composed resources to stop changing for {seconds:g} s",
         lambda: time.monotonic() - log.last_change_at(name, kind.kind) > seconds,

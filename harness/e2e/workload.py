@@ -141,8 +141,8 @@ class WorkloadClusters:
             plane.ca, f"{cloud}-{cluster_id}-admin", organization="system:masters", client=True
         )
         user = {
-            "client-certificate-data": _b64(admin.cert_pem),
-            "client-key-data": _b64(admin.key_pem),
+            "client-certificate-data": base64.b64encode(admin.cert_pem).decode(),
+            "client-key-data": base64.b64encode(admin.key_pem).decode(),
         }
         config = kubeconfig(f"https://127.0.0.1:{port}", plane.ca.cert_pem, user)
         workload = Workload(cluster_id, cloud, process, port, api, config)
@@ -187,7 +187,6 @@ def helm_revisions(api: Kube) -> dict[str, tuple[int, str]]:
 
 
 def helm_releases(api: Kube) -> dict[str, str]:
-    """Helm release name -> the status of its newest revision."""
     return {name: status for name, (_, status) in helm_revisions(api).items()}
 
 
@@ -199,7 +198,3 @@ def _look(api: Kube) -> LastLook:
     except NO_ANSWER:
         # Deleted during an outage: what it held is gone with it, unseen.
         return LastLook(None, None, None)
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()

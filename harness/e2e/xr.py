@@ -6,9 +6,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from harness.example_sets import example_set
+from harness.example_sets import documents, example_set
 
 from .kube import Kind, Kube, condition
 
@@ -34,7 +32,7 @@ def example_xr(
 ) -> dict[str, Any]:
     """The committed example XR of that set (examples/<set>/xr.yaml), named `name` and with
     these pools where given."""
-    manifest: dict[str, Any] = yaml.safe_load(example_set(example).xr.read_text())
+    manifest = documents(example_set(example).xr)[0]
     if name:
         manifest["metadata"]["name"] = name
     if pools is not None:
