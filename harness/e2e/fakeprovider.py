@@ -30,7 +30,7 @@ import traceback
 from typing import Any
 
 from . import kinds
-from .kube import NO_ANSWER, ApiError, Kind, Kube, condition, json_object
+from .kube import NO_ANSWER, ApiError, Kind, Kube, condition
 from .workload import Workload, WorkloadClusters
 from .xr import EXTERNAL_NAME
 
@@ -336,14 +336,11 @@ class FakeCloud:
     def autoscale_cks_pool(self, cluster_id: str, name: str, target_nodes: int) -> dict[str, Any]:
         """What the CKS autoscaler does in that cluster: an Update of spec.targetNodes under its
         own manager."""
-        return json_object(
-            self.clusters.get(cluster_id).api.request(
-                "PATCH",
-                kinds.CKS_NODEPOOL.path(None, name),
-                {"spec": {"targetNodes": target_nodes}},
-                content_type="application/merge-patch+json",
-                query={"fieldManager": "cks-cluster-autoscaler"},
-            )
+        return self.clusters.get(cluster_id).api.merge_patch(
+            kinds.CKS_NODEPOOL,
+            name,
+            {"spec": {"targetNodes": target_nodes}},
+            field_manager="cks-cluster-autoscaler",
         )
 
 

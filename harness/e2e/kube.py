@@ -180,11 +180,12 @@ class Kube:
         patch: dict[str, Any],
         namespace: str | None = None,
         subresource: str = "",
+        field_manager: str = "",
     ) -> dict[str, Any]:
         path = kind.path(namespace, name) + (f"/{subresource}" if subresource else "")
-        return json_object(
-            self.request("PATCH", path, patch, content_type="application/merge-patch+json")
-        )
+        query = {"fieldManager": field_manager} if field_manager else None
+        content_type = "application/merge-patch+json"
+        return json_object(self.request("PATCH", path, patch, content_type, query))
 
     def delete(self, kind: Kind, name: str, namespace: str | None = None) -> bool:
         """Deletes with background propagation; False when the object was already gone."""

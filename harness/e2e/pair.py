@@ -200,17 +200,16 @@ class Pair:
     def _wait_composed_by_serving_function(self) -> None:
         runtime = self.suite.runtime
 
-        def uncalled() -> list[str]:
+        def all_called() -> bool:
             self._check_function_running()
             called = {
                 c.xr for c in read_calls(runtime.function_log) if c.at >= runtime.serving_since
             }
-            described = (f"{m.kind.kind}/{NAMESPACE}/{m.name}" for m in self.members)
-            return [xr for xr in described if xr not in called]
+            return all(f"{m.kind.kind}/{NAMESPACE}/{m.name}" in called for m in self.members)
 
         wait_for(
             "each XR composed by the function process serving now",
-            lambda: not uncalled(),
+            all_called,
             CONVERGE_SECONDS,
             interval=1,
         )
