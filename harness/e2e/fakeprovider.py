@@ -161,12 +161,8 @@ class FakeCloud:
             return
         if EXTERNAL_NAME not in (obj["metadata"].get("annotations") or {}):
             # "Created": the provider records the cloud ID as the external name.
-            obj = self.api.merge_patch(
-                kind,
-                name,
-                {"metadata": {"annotations": {EXTERNAL_NAME: external_id(obj)}}},
-                namespace,
-            )
+            created = {"metadata": {"annotations": {EXTERNAL_NAME: external_id(obj)}}}
+            obj = self.api.merge_patch(kind, name, created, namespace)
         with self._lock:
             held = kind in self.held
             flapped = (kind, name) in self.flapped
@@ -292,30 +288,24 @@ class FakeCloud:
         if not ref or self.api.get(kinds.SECRET, ref["name"], namespace) is not None:
             return
         encoded = base64.b64encode(json.dumps(workload.kubeconfig).encode()).decode()
-        self.api.create(
-            kinds.SECRET,
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {
-                    "name": ref["name"],
-                    "namespace": namespace,
-                    # As crossplane-runtime's connection publisher: owned by the managed resource.
-                    "ownerReferences": [
-                        {
-                            "apiVersion": cluster["apiVersion"],
-                            "kind": cluster["kind"],
-                            "name": cluster["metadata"]["name"],
-                            "uid": cluster["metadata"]["uid"],
-                            "controller": True,
-                        }
-                    ],
-                },
-                "type": "connection.crossplane.io/v1alpha1",
-                # upjet-civo publishes the raw kubeconfig under both keys (PROVIDERS.md §6).
-                "data": {"kubeconfig": encoded, "attribute.kubeconfig": encoded},
-            },
-        )
+        # As crossplane-runtime's connection publisher: owned by the managed resource.
+        owner = {
+            "apiVersion": cluster["apiVersion"],
+            "kind": cluster["kind"],
+            "name": cluster["metadata"]["name"],
+            "uid": cluster["metadata"]["uid"],
+            "controller": True,
+        }
+        metadata = {"name": ref["name"], "namespace": namespace, "ownerReferences": [owner]}
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": metadata,
+            "type": "connection.crossplane.io/v1alpha1",
+            # upjet-civo publishes the raw kubeconfig under both keys (PROVIDERS.md §6).
+            "data": {"kubeconfig": encoded, "attribute.kubeconfig": encoded},
+        }
+        self.api.create(kinds.SECRET, secret)
 
     def _reconcile_cks_nodepools(self) -> None:
         """CKS's side of a NodePool, in every CKS cluster that answers: validate the instance

@@ -42,13 +42,9 @@ DOWN_SECONDS = 5
 
 def touch(pair: Pair) -> None:
     stamp = datetime.datetime.now(datetime.UTC).isoformat()
+    touched = {"metadata": {"annotations": {TOUCHED_ANNOTATION: stamp}}}
     for member in pair.members:
-        pair.suite.plane.api.merge_patch(
-            member.kind,
-            member.name,
-            {"metadata": {"annotations": {TOUCHED_ANNOTATION: stamp}}},
-            NAMESPACE,
-        )
+        pair.suite.plane.api.merge_patch(member.kind, member.name, touched, NAMESPACE)
 
 
 def failed_code(pair: Pair, member: Member) -> str:
@@ -275,11 +271,9 @@ class CredentialsDeleted(Fault):
         return "ClusterAccess=LastKnownKubeconfig; the new pool applied through the kept kubeconfig"
 
     def recover(self, pair: Pair) -> None:
-        pair.suite.plane.api.apply(
-            kinds.SECRET,
-            {
-                "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
-                "type": self.saved.get("type", "Opaque"),
-                "data": self.saved["data"],
-            },
-        )
+        restored = {
+            "metadata": {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE},
+            "type": self.saved.get("type", "Opaque"),
+            "data": self.saved["data"],
+        }
+        pair.suite.plane.api.apply(kinds.SECRET, restored)

@@ -87,9 +87,8 @@ class Pair:
         returns the snapshot keys it must make: its composed pool, and for a CoreWeaveCluster
         the NodePool that Object applies in the cluster."""
         pools = [*member.pools, copy.deepcopy(pool)]
-        self.suite.plane.api.merge_patch(
-            member.kind, member.name, {"spec": {"nodePools": pools}}, NAMESPACE
-        )
+        edit = {"spec": {"nodePools": pools}}
+        self.suite.plane.api.merge_patch(member.kind, member.name, edit, NAMESPACE)
         member.manifest["spec"]["nodePools"] = pools
         name = str(pool["name"])
         makes = {f"{member.name}/nodepool-{name}"}
