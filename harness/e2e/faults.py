@@ -136,12 +136,10 @@ class Tarpit:
     """A TCP port that takes connections into its backlog and never answers them: to a gRPC
     client, a function behind a network that drops everything (its TLS handshake hangs)."""
 
-    def __init__(self, port: int = 0) -> None:
-        self._socket = socket.socket()
-        # The function's own port, just freed: its old connections may linger in TIME_WAIT.
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind(("127.0.0.1", port))
-        self._socket.listen(1024)
+    def __init__(self, port: int) -> None:
+        # The function's own port, just freed: its old connections may linger in TIME_WAIT,
+        # which create_server's SO_REUSEADDR allows for.
+        self._socket = socket.create_server(("127.0.0.1", port), backlog=1024)
         self.port = int(self._socket.getsockname()[1])
 
     def close(self) -> None:

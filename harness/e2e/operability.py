@@ -65,8 +65,7 @@ def scrape(ports: SidePorts | int) -> str:
     """The metrics text served on a function's side ports (or on a loopback port)."""
     port = ports.metrics if isinstance(ports, SidePorts) else ports
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as reply:
-        text: str = reply.read().decode()
-        return text
+        return str(reply.read().decode())
 
 
 def series_about(text: str, label: str, value: str) -> set[str]:
