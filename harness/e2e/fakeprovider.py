@@ -237,7 +237,8 @@ class FakeCloud:
         if kind == kinds.CIVO_CLUSTER:
             if workload is None:
                 return {"id": ident, "ready": False, "status": "BUILDING"}
-            return {"id": ident, "ready": True, "status": "ACTIVE", "apiEndpoint": workload.server}
+            endpoint = f"https://127.0.0.1:{workload.port}"
+            return {"id": ident, "ready": True, "status": "ACTIVE", "apiEndpoint": endpoint}
         if kind == kinds.CIVO_NODEPOOL:
             initial = spec.get("initProvider", {}).get("nodeCount")
             current = obj.get("status", {}).get("atProvider", {}).get("nodeCount", initial)

@@ -157,8 +157,7 @@ class Kube:
         return items
 
     def create(self, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
-        namespace = obj["metadata"].get("namespace")
-        return json_object(self.request("POST", kind.path(namespace), obj))
+        return json_object(self.request("POST", kind.path(obj["metadata"].get("namespace")), obj))
 
     def apply(self, kind: Kind, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply with forced ownership, as `kubectl apply --server-side` does."""

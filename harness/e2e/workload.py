@@ -64,10 +64,6 @@ class Workload:
     kubeconfig: dict[str, Any]
     seeded: bool = False
 
-    @property
-    def server(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
-
 
 @dataclass
 class WorkloadClusters:
