@@ -18,7 +18,6 @@ EXTERNAL_NAME = "crossplane.io/external-name"
 
 @dataclass(frozen=True)
 class Composed:
-    key: str
     kind: str
     name: str
     uid: str
@@ -48,7 +47,6 @@ def composed(api: Kube, xr: str, namespace: str, kinds: tuple[Kind, ...]) -> dic
             meta = obj["metadata"]
             key = (meta.get("annotations") or {}).get(RESOURCE_NAME, "")
             found[key] = Composed(
-                key,
                 kind.kind,
                 meta["name"],
                 meta["uid"],
