@@ -55,8 +55,18 @@ class Kind:
 
     api_version: str
     kind: str
-    plural: str
     namespaced: bool = True
+
+    @property
+    def plural(self) -> str:
+        """The resource name the API server serves the kind under: every kind the suite uses,
+        built-in or CRD, is named by English's regular plural of its lower-cased kind."""
+        lower = self.kind.lower()
+        if lower.endswith("s"):
+            return lower + "es"
+        if lower.endswith("y"):
+            return lower[:-1] + "ies"
+        return lower + "s"
 
     def path(self, namespace: str | None = None, name: str | None = None) -> str:
         base = "/api/v1" if self.api_version == "v1" else f"/apis/{self.api_version}"
