@@ -59,17 +59,6 @@ def failed_with(pair: Pair, member: Member, code: str) -> bool:
     return failed_code(pair, member) == code
 
 
-def wait_failed_calls(pair: Pair, code: str, timeout: float) -> None:
-    """Waits until both XRs report a call that failed with this gRPC code."""
-    for member in pair.members:
-        wait_for(
-            f"{member.name} to report a function call failed with {code} on Synced",
-            functools.partial(failed_with, pair, member, code),
-            timeout,
-            interval=1,
-        )
-
-
 class Fault:
     """A fault: inflict, hold (returns what the XRs showed meanwhile), recover."""
 
@@ -164,8 +153,14 @@ class FunctionUnreachable(Fault):
     def hold(self, pair: Pair, changing: Member | None) -> str:
         start = time.monotonic()
         touch(pair)
-        # A poll begins a reconcile within a minute even if the breaker dropped the touch.
-        wait_failed_calls(pair, "DeadlineExceeded", UNREACHABLE_SECONDS + CONVERGE_SECONDS)
+        for member in pair.members:
+            wait_for(
+                f"{member.name} to report a function call failed with DeadlineExceeded on Synced",
+                functools.partial(failed_with, pair, member, "DeadlineExceeded"),
+                # A poll begins a reconcile within a minute even if the breaker dropped the touch.
+                UNREACHABLE_SECONDS + CONVERGE_SECONDS,
+                interval=1,
+            )
         reported = time.monotonic() - start
         # Longer than a reconcile whatever the XRs reported: an outage, not a blip.
         time.sleep(max(0.0, UNREACHABLE_SECONDS - reported))
