@@ -131,10 +131,6 @@ class Reconciles:
         )
 
 
-def _whole_second(at: datetime.datetime) -> datetime.datetime:
-    return at.replace(microsecond=0)
-
-
 def reconciles_of(
     calls: list[Call],
     begun: list[datetime.datetime],
@@ -151,14 +147,14 @@ def reconciles_of(
     """
     mine = sorted((c for c in calls if c.xr == xr), key=lambda c: c.at)
     times = [c.at for c in mine]
-    seconds = sorted({_whole_second(b) for b in begun})
+    seconds = sorted({b.replace(microsecond=0) for b in begun})
     groups: list[tuple[int, int]] = []
     early: list[int] = []
     memoised = 0
     for index, second in enumerate(seconds):
-        if not _whole_second(start) <= second <= end:
+        if not start.replace(microsecond=0) <= second <= end:
             continue
-        began = sum(1 for b in begun if _whole_second(b) == second)
+        began = sum(1 for b in begun if b.replace(microsecond=0) == second)
         until = seconds[index + 1] if index + 1 < len(seconds) else None
         first = bisect.bisect_left(times, second)
         last = bisect.bisect_left(times, until) if until is not None else len(times)
