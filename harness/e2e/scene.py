@@ -85,8 +85,7 @@ def mirrored(composition: dict[str, Any], chart_repository: str) -> dict[str, An
 def install_required_objects(plane: ControlPlane) -> None:
     """The XRs' namespace, and each cloud's ClusterProviderConfig reading its credentials
     Secret."""
-    api = plane.api
-    api.apply(kinds.NAMESPACE, {"metadata": {"name": XR_NAMESPACE}})
+    plane.api.apply(kinds.NAMESPACE, {"metadata": {"name": XR_NAMESPACE}})
     for kind, name, secret, token in (
         (kinds.COREWEAVE_PROVIDER_CONFIG, COREWEAVE_CONFIG, CREDENTIALS_SECRET, plane.org_token),
         (kinds.CIVO_PROVIDER_CONFIG, CIVO_CONFIG, CIVO_CREDENTIALS_SECRET, "civo-fake-token"),
@@ -94,7 +93,7 @@ def install_required_objects(plane: ControlPlane) -> None:
         write_credentials(plane, secret, token)
         ref = {"name": secret, "namespace": CROSSPLANE_NAMESPACE, "key": "credentials"}
         spec = {"credentials": {"source": "Secret", "secretRef": ref}}
-        api.apply(kind, {"metadata": {"name": name}, "spec": spec})
+        plane.api.apply(kind, {"metadata": {"name": name}, "spec": spec})
 
 
 def write_credentials(plane: ControlPlane, secret: str, token: str) -> None:

@@ -160,9 +160,7 @@ class WatchLog:
             on_xr = [c for c in inside if c.kind == xr_kind]
             composed = Counter(c.kind for c in inside if c.kind != xr_kind)
             breaker = any(
-                cond[0] == "Responsive" and cond[1] == "False"
-                for c in on_xr
-                for cond in c.conditions
+                cond[:2] == ("Responsive", "False") for c in on_xr for cond in c.conditions
             )
             lines.append(
                 f"  {stage.name:<28} | {len(on_xr):>3} | {sum(composed.values()):>4} | "
