@@ -109,9 +109,8 @@ class Pair:
         """What Helm installed in the CivoCluster's own cluster: each Deployment of kube-system
         (UID and spec: nothing runs it, so only Helm writes it) and each Helm release's newest
         revision (an upgrade, even to the same values, is a new one)."""
-        api = self.suite.plane.api
         cluster_id = external_name(
-            api, self.civo.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster"
+            self.suite.plane.api, self.civo.name, NAMESPACE, kinds.CIVO_CLUSTER, "civo-cluster"
         )
         inside = self.suite.clusters.get(cluster_id)
         # An exited API server fails here with its exit code and log, not as a refused request.
