@@ -229,11 +229,8 @@ class FakeCloud:
         if kind == kinds.CKS_CLUSTER:
             if workload is None:
                 return {"id": ident, "status": "STATUS_CREATING"}
-            return {
-                "id": ident,
-                "status": "STATUS_RUNNING",
-                "apiServerEndpoint": f"127.0.0.1:{workload.port}",
-            }
+            endpoint = f"127.0.0.1:{workload.port}"
+            return {"id": ident, "status": "STATUS_RUNNING", "apiServerEndpoint": endpoint}
         if kind == kinds.CIVO_CLUSTER:
             if workload is None:
                 return {"id": ident, "ready": False, "status": "BUILDING"}
