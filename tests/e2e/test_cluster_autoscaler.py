@@ -21,10 +21,17 @@ from harness.e2e import kinds
 from harness.e2e.kube import Kube, condition, is_true, wait_for
 from harness.e2e.providerhelm import POLL
 from harness.e2e.scene import mirrored
-from harness.e2e.stages import CONVERGE_SECONDS, wait_ready
+from harness.e2e.stages import CONVERGE_SECONDS, cleaned_up, delete_xr, wait_ready
 from harness.e2e.suite import Suite
 from harness.e2e.workload import KUBE_SYSTEM, helm_releases
-from harness.e2e.xr import COMPOSITE_LABEL, EXTERNAL_NAME, composed, external_name, reason
+from harness.e2e.xr import (
+    COMPOSITE_LABEL,
+    EXTERNAL_NAME,
+    composed,
+    example_xr,
+    external_name,
+    reason,
+)
 from harness.fixtures import civo_pool
 from harness.pinned_chart import CHART_NAME, COMPOSITION, chart_archive, pinned_chart_version
 from tests import autoscaler_expected as expect
@@ -38,27 +45,16 @@ POOLS = [
     civo_pool("h100", "an.g1.h100.kube.x1", 2, "nvidia-h100", minNodeCount=2, maxNodeCount=3),
     civo_pool("a100", "g4g.kube.small", 1, "nvidia-a100"),
 ]
-KUBERNETES_VERSION = "1.34.1-k3s1"
 CHART_VERSION = pinned_chart_version()
 # Long enough that the Release's own name (59 characters) is one Helm refuses as a release name.
 LONG_NAME = "inference-lon-from-the-oci-mirror"
 
 
 def manifest(name: str, composition: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "region": "LON1",
-        "kubernetesVersion": KUBERNETES_VERSION,
-        "credentials": {"name": "civo", "type": "ClusterProviderConfig"},
-        "nodePools": copy.deepcopy(POOLS),
-    }
+    xr = example_xr("civo", name, copy.deepcopy(POOLS))
     if composition is not None:
-        spec["crossplane"] = {"compositionRef": {"name": composition}}
-    return {
-        "apiVersion": XR_KIND.api_version,
-        "kind": XR_KIND.kind,
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": spec,
-    }
+        xr["spec"]["crossplane"] = {"compositionRef": {"name": composition}}
+    return xr
 
 
 class Autoscaled:
@@ -175,12 +171,7 @@ class Autoscaled:
     def delete(self) -> str:
         """Deletes the XR and waits until it is gone; returns the Civo cluster's ID."""
         cluster_id = self.cluster_id()
-        self.api.delete(XR_KIND, self.name, NAMESPACE)
-        wait_for(
-            f"{self.name} and everything it composed gone",
-            lambda: self.api.get(XR_KIND, self.name, NAMESPACE) is None and not self.composed(),
-            CONVERGE_SECONDS,
-        )
+        delete_xr(self.suite, XR_KIND, kinds.CIVO_COMPOSED, self.name, NAMESPACE)
         return cluster_id
 
 
@@ -193,7 +184,7 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
     cluster = Autoscaled(suite, manifest("autoscaled-lon"))
     fetched_before = len(suite.chart_repository.fetched)
     suite.helm.forget_charts()
-    try:
+    with cleaned_up(suite, XR_KIND, cluster.name, NAMESPACE):
         api.apply(XR_KIND, cluster.xr)
         ready = wait_ready(api, XR_KIND, cluster.name, NAMESPACE)
         assert reason(ready, "Autoscaler") == "Available"
@@ -207,7 +198,7 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
             f"--nodes=1:4:{ids['l40s']}",
             f"--nodes=2:3:{ids['h100']}",
         ]
-        assert container["image"] == expect.image(KUBERNETES_VERSION)
+        assert container["image"] == expect.image(cluster.xr["spec"]["kubernetesVersion"])
         assert [e for e in container["env"] if e["name"].startswith("CIVO_")] == expect.civo_env()
         assert helm_releases(cluster.cluster_api()) == {cluster.helm_release(): "deployed"}
         # Pulled from the mirror the Composition names, index first; nothing was cached.
@@ -273,9 +264,6 @@ def test_provider_helm_installs_the_autoscaler_the_pools_ask_for(suite: Suite) -
         last = suite.clusters.last_looks[cluster_id]
         assert last.helm_releases == {helm_release: "deployed"}
         assert last.deployments == []
-    finally:
-        if api.get(XR_KIND, cluster.name, NAMESPACE) is not None:
-            api.delete(XR_KIND, cluster.name, NAMESPACE)
 
 
 def test_the_autoscaler_chart_comes_from_an_oci_mirror(suite: Suite) -> None:

@@ -32,20 +32,9 @@ from harness.e2e.pair import NAMESPACE, Pair, differences, live_key
 from harness.e2e.stages import warning_events
 from harness.e2e.suite import Suite
 from harness.e2e.xr import composed
+from harness.fixtures import civo_pool, coreweave_pool
 
-COREWEAVE_POOL = {
-    "name": "cpu-fault",
-    "role": "CPU",
-    "instanceType": "cd-gp-a192-genoa",
-    "nodeCount": 1,
-}
-# A Civo pool each fault's mid-change round adds, under the fault's name.
-CIVO_POOL = {
-    "role": "GPU",
-    "size": "g4g.kube.small",
-    "nodeCount": 1,
-    "gpu": {"acceleratorType": "nvidia-a100"},
-}
+COREWEAVE_POOL = coreweave_pool("cpu-fault", "cd-gp-a192-genoa", 1)
 # The example's System pool and its autoscaled L40S pool (so the autoscaler Release is composed):
 # two of the eight pools an XR may have, leaving one for each fault's mid-change round.
 CIVO_POOLS = ["system", "l40s"]
@@ -70,7 +59,8 @@ def pair(suite: Suite) -> Iterator[Pair]:
 def add_pools(pair: Pair, name: str) -> set[str]:
     """A pool named `name` added to each XR; returns the snapshot keys it must make."""
     made = pair.add_pool(pair.coreweave, {**COREWEAVE_POOL, "name": name})
-    return made | pair.add_pool(pair.civo, {"name": name, **CIVO_POOL})
+    civo = civo_pool(name, "g4g.kube.small", 1, "nvidia-a100")
+    return made | pair.add_pool(pair.civo, civo)
 
 
 def one_round(pair: Pair, fault: Fault, changing: str) -> None:
