@@ -10,7 +10,7 @@ created is tests/e2e/test_cluster_autoscaler.py's subject.
 from __future__ import annotations
 
 import copy
-from typing import Any
+import functools
 
 import pytest
 
@@ -50,11 +50,8 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
     extra_pools = [p for p in pools if p["name"] != inline]
     autoscaled = [p for p in extra_pools if "maxNodeCount" in p]
 
-    def now_composed() -> dict[str, Any]:
-        return composed(api, name, namespace, COMPOSED)
-
-    def xr_now() -> dict[str, Any]:
-        return get_xr(api, XR_KIND, name, namespace)
+    now_composed = functools.partial(composed, api, name, namespace, COMPOSED)
+    xr_now = functools.partial(get_xr, api, XR_KIND, name, namespace)
 
     with cleaned_up(suite, XR_KIND, name, namespace, churn=True):
         # --- new: the Civo cluster is being created; no pools yet -----------------------------
@@ -176,9 +173,6 @@ def test_civo_cluster_deleted_while_its_cluster_does_not_answer(suite: Suite, ou
     xr = example_xr("civo", name)
     namespace = xr["metadata"]["namespace"]
 
-    def now_composed() -> dict[str, Any]:
-        return composed(api, name, namespace, COMPOSED)
-
     with cleaned_up(suite, XR_KIND, name, namespace):
         api.apply(XR_KIND, xr)
         wait_ready(api, XR_KIND, name, namespace)
@@ -189,7 +183,7 @@ def test_civo_cluster_deleted_while_its_cluster_does_not_answer(suite: Suite, ou
             lambda: helm_releases(inside),
             CONVERGE_SECONDS,
         )
-        assert "cluster-autoscaler" in now_composed()
+        assert "cluster-autoscaler" in composed(api, name, namespace, COMPOSED)
         if outage == "api-server-stopped":
             suite.clusters.outage(cluster_id)
         else:

@@ -8,6 +8,7 @@ the function wrote, into this same API server.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from typing import Any
 
@@ -83,11 +84,8 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
     name, namespace = xr["metadata"]["name"], xr["metadata"]["namespace"]
     pools = [p["name"] for p in xr["spec"]["nodePools"]]
 
-    def now_composed() -> dict[str, Any]:
-        return composed(api, name, namespace, COMPOSED)
-
-    def xr_now() -> dict[str, Any]:
-        return get_xr(api, XR_KIND, name, namespace)
+    now_composed = functools.partial(composed, api, name, namespace, COMPOSED)
+    xr_now = functools.partial(get_xr, api, XR_KIND, name, namespace)
 
     with cleaned_up(suite, XR_KIND, name, namespace, churn=True):
         # --- new: the CKS cluster is still being created --------------------------------------
@@ -302,8 +300,7 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
     removed = "l40s"
     kept_pools = [p for p in xr["spec"]["nodePools"] if p["name"] != removed]
 
-    def now_composed() -> dict[str, Any]:
-        return composed(api, name, namespace, COMPOSED)
+    now_composed = functools.partial(composed, api, name, namespace, COMPOSED)
 
     def warned() -> bool:
         return bool(warning_events(api, namespace, name, WAITING_WARNING))
