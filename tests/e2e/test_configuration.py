@@ -46,16 +46,6 @@ def activated(cloud: str) -> list[str]:
     return list(policy["spec"]["activate"])
 
 
-def install_apis_by_hand(plane: ControlPlane) -> dict[str, str]:
-    """`kubectl apply` of each kind's XRD and Composition, as the README's hand install; the
-    identities of what that made once the XRDs are Established."""
-    for api in sorted((REPO / "apis").iterdir()):
-        apply_documents(plane, api / "definition.yaml")
-        apply_documents(plane, api / "composition.yaml")
-    wait_established(plane, kinds.XRD, API_NAMES)
-    return identities(plane)
-
-
 @pytest.mark.every_engine
 def test_the_configurations_install_with_what_they_depend_on(
     bare_plane: ControlPlane, summary: list[str], engine: Engine
@@ -64,7 +54,12 @@ def test_the_configurations_install_with_what_they_depend_on(
     require_packages()
     # The APIs installed by hand first, 0.1.0's way: the Configurations must take them over
     # without deleting anything (an XRD deleted takes its XRs' CRD, and every XR, with it).
-    by_hand = install_apis_by_hand(plane)
+    # `kubectl apply` of each kind's XRD and Composition, as the README's hand install.
+    for api in sorted((REPO / "apis").iterdir()):
+        apply_documents(plane, api / "definition.yaml")
+        apply_documents(plane, api / "composition.yaml")
+    wait_established(plane, kinds.XRD, API_NAMES)
+    by_hand = identities(plane)
     took = install_configurations(plane, REPO, SHARED_CRDS, version)
 
     # What the package manager picked, from a registry that also serves a newer, untested

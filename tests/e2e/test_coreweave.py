@@ -123,18 +123,21 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
             assert not policies & {"*", "Delete"}, (key, sorted(policies))
 
         kubeconfig_name = now_composed()["kubeconfig"].name
+
+        def kubeconfig() -> dict[str, Any]:
+            secret = api.get(kinds.SECRET, kubeconfig_name, namespace)
+            return dict(yaml.safe_load(secret_text(secret, "kubeconfig")))
+
         assert ready["status"]["secrets"] == [
             {"type": "Kubeconfig", "name": kubeconfig_name, "key": "kubeconfig"}
         ]
         assert ready["status"]["cache"] == {"storageClassName": RWX_STORAGE_CLASS}
         assert is_true(ready, "ClusterAccess") and is_true(ready, "SharedStorage")
-        kubeconfig = yaml.safe_load(
-            secret_text(api.get(kinds.SECRET, kubeconfig_name, namespace), "kubeconfig")
-        )
         cks = suite.cks_cluster(namespace, name)
         inside = cks.api
-        assert kubeconfig["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{cks.port}"
-        assert kubeconfig["users"][0]["user"]["token"] == suite.plane.org_token
+        issued = kubeconfig()
+        assert issued["clusters"][0]["cluster"]["server"] == f"https://127.0.0.1:{cks.port}"
+        assert issued["users"][0]["user"]["token"] == suite.plane.org_token
 
         for pool in xr["spec"]["nodePools"]:
             live = inside.get(kinds.CKS_NODEPOOL, pool["name"])
@@ -176,16 +179,11 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         rotated = suite.plane.rotated_org_token
         wait_quiet(log, XR_KIND, name, BREAKER_HALF_OPEN_SECONDS + QUIET_SECONDS)
 
-        def kubeconfig_token() -> str:
-            secret = api.get(kinds.SECRET, kubeconfig_name, namespace)
-            written = yaml.safe_load(secret_text(secret, "kubeconfig"))
-            return str(written["users"][0]["user"]["token"])
-
         rotated_at = time.monotonic()
         write_credentials(suite.plane, CREDENTIALS_SECRET, rotated)
         wait_for(
             "the rotated org token in the kubeconfig Secret",
-            lambda: kubeconfig_token() == rotated,
+            lambda: kubeconfig()["users"][0]["user"]["token"] == rotated,
             CONVERGE_SECONDS,
             interval=0.5,
         )

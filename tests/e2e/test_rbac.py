@@ -44,12 +44,6 @@ ROLE_VERBS = {
 }
 
 
-def page_manifests() -> dict[str, dict[str, Any]]:
-    """The YAML blocks of docs/rbac.md, by kind."""
-    blocks = re.findall(r"^```yaml\n(.*?)^```", RBAC_PAGE.read_text(), flags=re.M | re.S)
-    return {doc["kind"]: doc for block in blocks for doc in [yaml.safe_load(block)]}
-
-
 def allowed(plane: ControlPlane, subject: dict[str, Any], attributes: dict[str, str]) -> bool:
     review = plane.api.create(
         kinds.SUBJECT_ACCESS_REVIEW,
@@ -97,7 +91,9 @@ def test_the_rbac_page_grants_what_it_says(bare_plane: ControlPlane) -> None:
 
     for namespace in (TEAM_NAMESPACE, OTHER_NAMESPACE):
         plane.api.apply(kinds.NAMESPACE, {"metadata": {"name": namespace}})
-    manifests = page_manifests()
+    # The page's YAML blocks, by kind.
+    blocks = re.findall(r"^```yaml\n(.*?)^```", RBAC_PAGE.read_text(), flags=re.M | re.S)
+    manifests = {doc["kind"]: doc for doc in map(yaml.safe_load, blocks)}
     assert sorted(manifests) == ["Role", "RoleBinding"]
     plane.api.apply(kinds.ROLE_BINDING, manifests["RoleBinding"])
     role = manifests["Role"]

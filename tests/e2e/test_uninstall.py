@@ -101,16 +101,6 @@ CIVO_POOLS = [
 ]
 
 
-def example_image_config() -> dict[str, Any]:
-    """The ImageConfig examples/configurations.yaml has a user create."""
-    [found] = [
-        d
-        for d in documents(REPO / "examples" / "configurations.yaml")
-        if d["kind"] == "ImageConfig"
-    ]
-    return dict(found)
-
-
 def healthy(api: Any, name: str) -> bool:
     return is_true(api.get(kinds.CONFIGURATION, name), "Healthy")
 
@@ -138,10 +128,6 @@ def wait_unhealthy_with(api: Any, name: str, message: str, description: str) -> 
         raise WaitTimedOut(f"{timed_out}; seen meanwhile: {list(seen)}"[:8000]) from None
 
 
-def uid_of(api: Any, kind: Any, name: str) -> str:
-    return str(((api.get(kind, name) or {}).get("metadata") or {}).get("uid", "missing"))
-
-
 def active_function_revision(api: Any) -> dict[str, Any] | None:
     revisions = [
         r
@@ -164,8 +150,7 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     # CoreWeave Configuration installs it as, which the package manager then uses as it is.
     [pin_yaml] = code_blocks((DOCS / "install.md").read_text(), PIN_STEPS, "yaml")
     pin = yaml.safe_load(textwrap.dedent(pin_yaml))
-    api.apply(kinds.PROVIDER, pin)
-    pinned = uid_of(api, kinds.PROVIDER, pin["metadata"]["name"])
+    pinned = api.apply(kinds.PROVIDER, pin)["metadata"]["uid"]
     install_configurations(
         plane, REPO, SHARED_CRDS, f"v{package_version()}", function_endpoint=suite.runtime.endpoint
     )
@@ -370,7 +355,12 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     run_as_user(delete_configurations, env, INSTALL_SECONDS)
     # What examples/configurations.yaml has a user create, its ImageConfig included (the suite
     # mirrors the registries with ImageConfigs of its own).
-    api.apply(kinds.IMAGE_CONFIG, example_image_config())
+    [image_config] = [
+        d
+        for d in documents(REPO / "examples" / "configurations.yaml")
+        if d["kind"] == "ImageConfig"
+    ]
+    api.apply(kinds.IMAGE_CONFIG, image_config)
     run_as_user(delete_the_rest, env, INSTALL_SECONDS)
 
     left = [
