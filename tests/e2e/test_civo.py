@@ -88,15 +88,11 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
         release = api.get(kinds.HELM_RELEASE, release_ref.name, namespace)
         assert release is not None
         groups = release["spec"]["forProvider"]["values"]["autoscalingGroups"]
-        pool_ids = {
-            p["name"]: external_name(
-                api, name, namespace, kinds.CIVO_NODEPOOL, f"nodepool-{p['name']}"
-            )
-            for p in autoscaled
-        }
         assert groups == [
             {
-                "name": pool_ids[p["name"]],
+                "name": external_name(
+                    api, name, namespace, kinds.CIVO_NODEPOOL, f"nodepool-{p['name']}"
+                ),
                 "minSize": p.get("minNodeCount", p["nodeCount"]),
                 "maxSize": p["maxNodeCount"],
             }

@@ -203,8 +203,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
 
         # --- credentials gone: the last kubeconfig is kept ------------------------------------
         log.begin(name, "credentials-gone")
-        credentials = api.get(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
-        assert credentials is not None
+        assert api.get(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE) is not None
         written = api.get(kinds.SECRET, kubeconfig_name, namespace)
         api.delete(kinds.SECRET, CREDENTIALS_SECRET, CROSSPLANE_NAMESPACE)
         wait_for(
@@ -215,8 +214,7 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         same_objects(before, now_composed())
         kept = api.get(kinds.SECRET, kubeconfig_name, namespace)
         assert kept is not None and written is not None and kept["data"] == written["data"]
-        metadata = {"name": CREDENTIALS_SECRET, "namespace": CROSSPLANE_NAMESPACE}
-        api.apply(kinds.SECRET, {"metadata": metadata, "data": credentials["data"]})
+        write_credentials(suite.plane, CREDENTIALS_SECRET, rotated)
         wait_for(
             "ClusterAccess=Available again",
             lambda: reason(xr_now(), "ClusterAccess") == "Available",
