@@ -20,6 +20,7 @@ from crossplane.function import logging, resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.runner import FunctionRunner
+from harness.validator import as_sent
 
 logging.configure(logging.Level.DISABLED)
 
@@ -312,17 +313,9 @@ def run(
 
 def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
     """Desired composed resources by key, numbers as ints as the API server would store them."""
-    return {k: _ints(resource.struct_to_dict(r.resource)) for k, r in rsp.desired.resources.items()}
-
-
-def _ints(data: Any) -> Any:
-    if isinstance(data, float) and data.is_integer():
-        return int(data)
-    if isinstance(data, dict):
-        return {k: _ints(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_ints(v) for v in data]
-    return data
+    return {
+        k: as_sent(resource.struct_to_dict(r.resource)) for k, r in rsp.desired.resources.items()
+    }
 
 
 # Crossplane's FetchingFunctionRunner (internal/xfn/required_resources.go, v2.1.0 to v2.4.0)
@@ -524,6 +517,6 @@ def xr_ready(rsp: fnv1.RunFunctionResponse) -> bool:
 
 
 def xr_status(rsp: fnv1.RunFunctionResponse) -> dict[str, Any]:
-    composite = _ints(resource.struct_to_dict(rsp.desired.composite.resource))
+    composite = as_sent(resource.struct_to_dict(rsp.desired.composite.resource))
     status: dict[str, Any] = composite.get("status", {})
     return status
