@@ -106,12 +106,10 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
         # --- ready flap ------------------------------------------------------------------------
         log.begin(name, "ready-flap")
         before = now_composed()
-        cloud.flap(kinds.CIVO_CLUSTER, cluster_ref.name, unavailable=True)
-        wait_ready(api, XR_KIND, name, namespace, ready=False)
-        same_objects(before, now_composed())
-        cloud.flap(kinds.CIVO_CLUSTER, cluster_ref.name, unavailable=False)
-        wait_ready(api, XR_KIND, name, namespace)
-        same_objects(before, now_composed())
+        for unavailable in (True, False):
+            cloud.flap(kinds.CIVO_CLUSTER, cluster_ref.name, unavailable=unavailable)
+            wait_ready(api, XR_KIND, name, namespace, ready=not unavailable)
+            same_objects(before, now_composed())
 
         # --- invalid edit: every Civo rule is also in the XRD, so the API server refuses it ---
         log.begin(name, "invalid-edit")

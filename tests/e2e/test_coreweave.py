@@ -166,13 +166,10 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         # --- ready flap: the cluster reports Unavailable for a while --------------------------
         log.begin(name, "ready-flap")
         before = now_composed()
-        cluster_name = before["cks-cluster"].name
-        cloud.flap(kinds.CKS_CLUSTER, cluster_name, unavailable=True)
-        wait_ready(api, XR_KIND, name, namespace, ready=False)
-        same_objects(before, now_composed())
-        cloud.flap(kinds.CKS_CLUSTER, cluster_name, unavailable=False)
-        wait_ready(api, XR_KIND, name, namespace)
-        same_objects(before, now_composed())
+        for unavailable in (True, False):
+            cloud.flap(kinds.CKS_CLUSTER, before["cks-cluster"].name, unavailable=unavailable)
+            wait_ready(api, XR_KIND, name, namespace, ready=not unavailable)
+            same_objects(before, now_composed())
 
         # --- token rotated: the org token's new value reaches the kubeconfig -----------------
         log.begin(name, "token-rotated")
