@@ -244,15 +244,10 @@ def test_coreweave_cluster_lifecycle(suite: Suite) -> None:
         removed = "l40s"
         kept_pools = [p for p in xr["spec"]["nodePools"] if p["name"] != removed]
         live_before = live_uids(inside, kept_pools)
-        removed_objects = [
-            v.name for k, v in before.items() if k in pool_keys(set(before), removed)
-        ]
+        gone = pool_keys(set(before), removed)
         api.merge_patch(XR_KIND, name, {"spec": {"nodePools": kept_pools}}, namespace)
-        wait_pool_gone(api, namespace, removed_objects, inside, removed)
-        after = now_composed()
-        same_objects(
-            {k: v for k, v in before.items() if k not in pool_keys(set(before), removed)}, after
-        )
+        wait_pool_gone(api, namespace, [before[k].name for k in gone], inside, removed)
+        same_objects({k: v for k, v in before.items() if k not in gone}, now_composed())
         assert live_uids(inside, kept_pools) == live_before, "another in-cluster object changed"
         wait_ready(api, XR_KIND, name, namespace)
 
@@ -334,14 +329,12 @@ def test_coreweave_cluster_unreachable_removal_waits_and_deletion_finishes(suite
         log.begin(name, "removed-answering")
         answered_at = time.monotonic()
         suite.clusters.recover(cks.cluster_id)
-        removed_object = before[f"nodepool-{removed}"].name
-        wait_pool_gone(api, namespace, [removed_object], cks.api, removed)
+        wait_pool_gone(api, namespace, [before[f"nodepool-{removed}"].name], cks.api, removed)
         suite.notes.append(
             f"{name} on {suite.engine.label}: a pool removed during an outage was deleted "
             f"{time.monotonic() - answered_at:.1f} s after the cluster answered again"
         )
-        after = now_composed()
-        assert {k: v.uid for k, v in after.items()} == {
+        assert {k: v.uid for k, v in now_composed().items()} == {
             k: v.uid for k, v in before.items() if k != f"nodepool-{removed}"
         }
         assert live_uids(cks.api, kept_pools) == live_before, "another in-cluster object changed"
