@@ -281,26 +281,25 @@ def test_the_autoscaler_chart_comes_from_an_oci_mirror(suite: Suite) -> None:
     pulls_before = suite.chart_registry.chart_downloads()
     fetched_before = len(suite.chart_repository.fetched)
     try:
-        api.apply(XR_KIND, cluster.xr)
-        wait_ready(api, XR_KIND, cluster.name, NAMESPACE)
-        release = cluster.release()
-        chart = release["spec"]["forProvider"]["chart"]
-        # (provider-helm late-initialises an empty pullSecretRef beside them.)
-        assert {k: chart[k] for k in ("name", "repository", "version")} == {
-            "name": CHART_NAME,
-            "repository": suite.chart_registry.url,
-            "version": CHART_VERSION,
-        }
-        cluster.revision_at_ready()
-        assert len(release["metadata"]["name"]) > 53
-        assert helm_releases(cluster.cluster_api()) == {cluster.helm_release(): "deployed"}
-        assert len(cluster.helm_release()) <= 53
-        assert cluster.container()["command"] == cluster.expected_command()
-        assert suite.chart_registry.chart_downloads() > pulls_before
-        assert suite.chart_repository.fetched[fetched_before:] == []
-        cluster.delete()
-        assert cluster.releases() == []
+        with cleaned_up(suite, XR_KIND, cluster.name, NAMESPACE):
+            api.apply(XR_KIND, cluster.xr)
+            wait_ready(api, XR_KIND, cluster.name, NAMESPACE)
+            release = cluster.release()
+            chart = release["spec"]["forProvider"]["chart"]
+            # (provider-helm late-initialises an empty pullSecretRef beside them.)
+            assert {k: chart[k] for k in ("name", "repository", "version")} == {
+                "name": CHART_NAME,
+                "repository": suite.chart_registry.url,
+                "version": CHART_VERSION,
+            }
+            cluster.revision_at_ready()
+            assert len(release["metadata"]["name"]) > 53
+            assert helm_releases(cluster.cluster_api()) == {cluster.helm_release(): "deployed"}
+            assert len(cluster.helm_release()) <= 53
+            assert cluster.container()["command"] == cluster.expected_command()
+            assert suite.chart_registry.chart_downloads() > pulls_before
+            assert suite.chart_repository.fetched[fetched_before:] == []
+            cluster.delete()
+            assert cluster.releases() == []
     finally:
-        if api.get(XR_KIND, cluster.name, NAMESPACE) is not None:
-            api.delete(XR_KIND, cluster.name, NAMESPACE)
         api.delete(kinds.COMPOSITION, "civoclusters-oci-mirror")
