@@ -16,10 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
 from crossplane.function import logging, resource
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from function.runner import FunctionRunner
+from harness.example_sets import example_set
 from harness.validator import as_sent
 
 logging.configure(logging.Level.DISABLED)
@@ -68,41 +70,18 @@ def _pool(
     return {"name": name, "role": role, **machine, "nodeCount": nodes, **bounds, **accelerator}
 
 
-COREWEAVE_XR: dict[str, Any] = {
-    "apiVersion": "infrastructure.modelplane.ai/v1alpha1",
-    "kind": "CoreWeaveCluster",
-    "metadata": {"name": "inference-east", "namespace": NAMESPACE, "uid": "7d1e5c2a-0000"},
-    "spec": {
-        "zone": "US-EAST-04A",
-        "kubernetesVersion": "1.37",
-        "credentials": {"name": "coreweave", "type": "ClusterProviderConfig"},
-        "nodePools": [
-            coreweave_pool(
-                "h100", "gd-8xh100ib-i128", 2, "nvidia-h100", minNodeCount=1, maxNodeCount=8
-            ),
-            coreweave_pool("l40s", "gd-8xl40s-i128", 1, "nvidia-l40s"),
-            coreweave_pool("cpu", "cd-gp-a192-genoa", 2),
-        ],
-    },
-}
+def _example_xr(example: str, uid: str) -> dict[str, Any]:
+    """The committed example XR (examples/<set>/xr.yaml), with the UID the API server gave it."""
+    xr: dict[str, Any] = yaml.safe_load(example_set(example).xr.read_text())
+    xr["metadata"]["uid"] = uid
+    return xr
 
-CIVO_XR: dict[str, Any] = {
-    "apiVersion": "infrastructure.modelplane.ai/v1alpha1",
-    "kind": "CivoCluster",
-    "metadata": {"name": "inference-lon", "namespace": NAMESPACE, "uid": "4b2f0d9e-0000"},
-    "spec": {
-        "region": "LON1",
-        "kubernetesVersion": "1.34.1-k3s1",
-        "credentials": {"name": "civo", "type": "ClusterProviderConfig"},
-        "nodePools": [
-            civo_pool("system", "g4s.kube.medium", 2),
-            civo_pool(
-                "l40s", "an.g1.l40s.kube.x1", 1, "nvidia-l40s", minNodeCount=1, maxNodeCount=4
-            ),
-            civo_pool("a100", "g4g.kube.small", 1, "nvidia-a100"),
-        ],
-    },
-}
+
+# The XRs the unit tests compose are the ones users are shown: inference-east (an autoscaled H100
+# pool, a fixed L40S pool and a CPU pool) and inference-lon (a System pool, an autoscaled L40S
+# pool and a fixed A100 pool).
+COREWEAVE_XR = _example_xr("coreweave", "7d1e5c2a-0000")
+CIVO_XR = _example_xr("civo", "4b2f0d9e-0000")
 
 CLUSTER_PROVIDER_CONFIG: dict[str, Any] = {
     "apiVersion": "coreweave.m.crossplane.io/v1beta1",
