@@ -57,6 +57,7 @@ from harness.e2e.suite import SHARED_CRDS, Suite
 from harness.e2e.user_cli import run_as_user, user_environment
 from harness.e2e.xr import composed, external_name
 from harness.example_sets import documents
+from harness.fixtures import civo_pool
 
 DOCS = REPO / "docs"
 UPGRADE_STEPS = "## Upgrading the function"
@@ -96,9 +97,7 @@ CIVO_CONFIGURATION = "inference-clusters-civo"
 CIVO_API = API_NAMES[1]
 # A fixed pool only: the suite's hand-installed Composition, which this install replaces, takes
 # the autoscaler chart from a mirror (tests/e2e/test_migration.py says why that matters).
-CIVO_POOLS = [
-    {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCount": 2},
-]
+CIVO_POOLS = [civo_pool("system", "g4s.kube.medium", 2)]
 
 
 def healthy(api: Any, name: str) -> bool:
