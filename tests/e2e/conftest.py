@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from pluggy import Result
 
-from harness.e2e.binaries import REPO, Binaries, locate, provider_kubernetes
+from harness.e2e.binaries import REPO, locate, provider_kubernetes
 from harness.e2e.charts import chart_archive
 from harness.e2e.controlplane import ControlPlane, new_org_token
 from harness.e2e.engine import Engine, engines
@@ -186,7 +186,14 @@ def _started(
         binaries = dataclasses.replace(
             binaries, provider_kubernetes=binary, provider_kubernetes_crds=crds
         )
-    _require(binaries)
+    missing = binaries.missing()
+    if missing:
+        _cannot_run(
+            f"e2e: {len(missing)} control-plane binaries not built, e.g. {missing[0]}; "
+            "run `make e2e` (or hack/controlplane/build-all.sh first)"
+        )
+    if not SHARED_CRDS.is_dir():
+        _cannot_run(f"e2e: provider CRDs not found in {SHARED_CRDS}")
     if not chart_archive().is_file():
         _cannot_run(
             f"e2e: the cluster-autoscaler chart provider-helm installs is not at {chart_archive()}"
@@ -201,28 +208,11 @@ def _started(
     finally:
         running.stop()
         request.config.stash[SUMMARY_KEY].extend(running.summary())
-        _tidy(request, work, failed_before)
-
-
-def _tidy(request: pytest.FixtureRequest, work: Path, failed_before: int) -> None:
-    """Removes a control plane's folder, unless a test failed since `failed_before`."""
-    # FIC_E2E_KEEP=1 keeps a green run's folder too (logs, watch-events.tsv) for reading.
-    if request.session.testsfailed == failed_before and os.environ.get("FIC_E2E_KEEP") != "1":
-        shutil.rmtree(work, ignore_errors=True)
-    else:
-        print(f"\ne2e: logs and state kept in {work}")
-
-
-def _require(binaries: Binaries) -> None:
-    """Skips (see _cannot_run) without every binary or the shared provider CRDs."""
-    missing = binaries.missing()
-    if missing:
-        _cannot_run(
-            f"e2e: {len(missing)} control-plane binaries not built, e.g. {missing[0]}; "
-            "run `make e2e` (or hack/controlplane/build-all.sh first)"
-        )
-    if not SHARED_CRDS.is_dir():
-        _cannot_run(f"e2e: provider CRDs not found in {SHARED_CRDS}")
+        # FIC_E2E_KEEP=1 keeps a green run's folder too (logs, watch-events.tsv) for reading.
+        if request.session.testsfailed == failed_before and os.environ.get("FIC_E2E_KEEP") != "1":
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"\ne2e: logs and state kept in {work}")
 
 
 def require_packages() -> None:
@@ -243,7 +233,11 @@ def bare_plane(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Contr
     """A control plane with Crossplane and the suite's registry, nothing installed: for a test
     that installs everything through the package manager."""
     binaries = locate(engine.row)
-    _require(binaries)
+    missing = binaries.missing()
+    if missing:
+        _cannot_run(f"e2e: control-plane binaries not built, e.g. {missing[0]}; run `make e2e`")
+    if not SHARED_CRDS.is_dir():
+        _cannot_run(f"e2e: provider CRDs not found in {SHARED_CRDS}")
     work = Path(tempfile.mkdtemp(prefix=f"fic-e2e-{engine.version}-packages-"))
     processes = ProcessGroup(work / "logs")
     plane = ControlPlane(
@@ -257,7 +251,10 @@ def bare_plane(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Contr
         if request.session.testsfailed != failed_before:
             print(processes.log_tails())
         processes.stop_all()
-        _tidy(request, work, failed_before)
+        if request.session.testsfailed == failed_before and os.environ.get("FIC_E2E_KEEP") != "1":
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"\ne2e: logs and state kept in {work}")
 
 
 @pytest.hookimpl(hookwrapper=True)
