@@ -27,7 +27,7 @@ from pluggy import Result
 
 from harness.e2e.binaries import REPO, locate, provider_kubernetes
 from harness.e2e.charts import chart_archive
-from harness.e2e.controlplane import ControlPlane, new_org_token
+from harness.e2e.controlplane import ControlPlane
 from harness.e2e.engine import Engine, engines
 from harness.e2e.packages import configuration_file, function_file
 from harness.e2e.processes import ProcessGroup
@@ -240,9 +240,7 @@ def bare_plane(request: pytest.FixtureRequest, engine: Engine) -> Iterator[Contr
         _cannot_run(f"e2e: provider CRDs not found in {SHARED_CRDS}")
     work = Path(tempfile.mkdtemp(prefix=f"fic-e2e-{engine.version}-packages-"))
     processes = ProcessGroup(work / "logs")
-    plane = ControlPlane(
-        work, binaries, processes, org_token=new_org_token(), rotated_org_token=new_org_token()
-    )
+    plane = ControlPlane(work, binaries, processes)
     failed_before = request.session.testsfailed
     try:
         plane.start()
