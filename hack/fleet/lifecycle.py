@@ -11,7 +11,8 @@ from hack.fleet.xrs import Member
 from harness.e2e.kube import ApiError, Kube, condition, is_true
 from harness.e2e.suite import Suite
 from harness.e2e.usage import group_processes
-from harness.e2e.watchlog import COMPOSITE_LABEL, WatchLog
+from harness.e2e.watchlog import WatchLog
+from harness.e2e.xr import COMPOSITE_LABEL
 
 # Listing both XR kinds is two requests; every 2 s costs the API server nothing measurable.
 POLL_SECONDS = 2

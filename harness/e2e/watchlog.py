@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .kube import Kind, Kube
-from .xr import Composed
-
-COMPOSITE_LABEL = "crossplane.io/composite"
+from .xr import COMPOSITE_LABEL, Composed
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,6 @@ class WorkloadClusters:
 
     def _start(self, cluster_id: str, cloud: str) -> Workload:
         plane = self.plane
-        assert plane.ca is not None
         port = free_port()
         process = f"{cloud}-cluster-{cluster_id}"
         pki = plane.work / "pki"
