@@ -70,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     scraper: Scraper | None = None
     with tempfile.TemporaryDirectory(prefix="fn-bench-") as tmp:
         try:
-            servers.append(function := Server("function", Path(tmp)))
+            function = Server("function", Path(tmp))
+            servers.append(function)
             # The served function answers as the function does in-process.
             for sc in built:
                 rsp = fnv1.RunFunctionResponse.FromString(function.invoke(sc.call(0, next_n())))

@@ -303,7 +303,8 @@ def _build(kind: str, members: int) -> Scenario:
     for member in sorted({0, min(1, members - 1), members - 1}):
         req = fnv1.RunFunctionRequest.FromString(scenario.template.make(member, next_n()))
         rsp = runner_response(req)
-        check_response(scenario, rsp, where := f"member {member}, in-process")
+        where = f"member {member}, in-process"
+        check_response(scenario, rsp, where)
         if rsp.results:
             raise SystemExit(f"bench: {kind} ({where}): results {list(rsp.results)}")
         composed = desired(rsp)
