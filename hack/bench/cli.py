@@ -22,6 +22,7 @@ from hack.bench import docs, measure, report, scenarios
 from hack.bench.scenarios import check_response, next_n
 from hack.bench.scrape import Scraper
 from hack.bench.servers import Server
+from harness.example_sets import ROOT
 from harness.fixtures import desired
 
 QUICK_ENV = "BENCH_QUICK"
@@ -141,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     print(result.goals_text())
     if not args.no_write:
         docs.RESULTS.write_text(result.markdown())
-        print(f"\nwrote {docs.RESULTS.relative_to(docs.ROOT)} ({result.duration_s:.0f} s)")
+        print(f"\nwrote {docs.RESULTS.relative_to(ROOT)} ({result.duration_s:.0f} s)")
         # The docs quote these results: their figures follow every run.
         docs.main()
         print("rewrote the bench figures in docs/performance.md and docs/operations.md")

@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 
 from hack.fleet.report import wrap
+from harness.example_sets import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "bench" / "results.md"
 PERFORMANCE = ROOT / "docs" / "performance.md"
 OPERATIONS = ROOT / "docs" / "operations.md"

@@ -16,12 +16,12 @@ import psutil
 from google.protobuf import __version__ as protobuf_version
 
 from hack import provenance
-from hack.bench.docs import ROOT
 from hack.bench.measure import SEEDED_LOOP, UNSEEDED_LOOP, Stats, pct
 from hack.bench.scenarios import Scenario
 from hack.bench.scrape import SCRAPE_INTERVAL_S, Audit
 from hack.bench.servers import LABELS, ROLES
 from hack.fleet.report import ratio, rows_table, table
+from harness.example_sets import ROOT
 
 # Goals from issue 13 (and the earlier ones the fleet goals tighten).
 GOAL_LATENCY_RATIO = 1.3  # function p50 / no-op floor p50, every kind and fleet size

@@ -11,13 +11,13 @@ from __future__ import annotations
 import copy
 import hashlib
 import uuid
-from pathlib import Path
 from typing import Any
 
 import yaml
 from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 
 from harness import fixtures
+from harness.example_sets import ROOT
 from harness.fixtures import (
     CLUSTER_PROVIDER_CONFIG,
     ENDPOINT,
@@ -30,7 +30,6 @@ from harness.fixtures import (
     credentials_secret,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
 # When the providers last reported, and when the resources were created: fixed, so the
 # requests are the same on every run.
 CREATED = "2026-11-30T00:00:00Z"
