@@ -21,7 +21,7 @@ from .controlplane import CROSSPLANE_NAMESPACE
 from .kube import wait_for
 from .pair import NAMESPACE, Member, Pair
 from .providerkubernetes import PROCESS_NAME as PROVIDER_KUBERNETES
-from .runtime import FUNCTION_NAME
+from .runtime import FUNCTION_NAME, FUNCTION_PROCESS
 from .scene import CREDENTIALS_SECRET
 from .stages import CONVERGE_SECONDS, not_synced
 from .xr import composed, reason
@@ -93,7 +93,7 @@ class FunctionKilled(Fault):
 
     def inflict(self, pair: Pair) -> None:
         self.killed_at = datetime.datetime.now(datetime.UTC)
-        pair.suite.runtime.kill()
+        pair.suite.plane.processes.kill(FUNCTION_PROCESS)
 
     def hold(self, pair: Pair, changing: Member | None) -> str:
         start = time.monotonic()
@@ -118,7 +118,7 @@ class FunctionKilled(Fault):
         return "no reconcile began"
 
     def recover(self, pair: Pair) -> None:
-        pair.suite.runtime.restart()
+        pair.suite.plane.processes.restart(FUNCTION_PROCESS)
 
 
 class Tarpit:
@@ -146,9 +146,8 @@ class FunctionUnreachable(Fault):
     tarpit: Tarpit
 
     def inflict(self, pair: Pair) -> None:
-        runtime = pair.suite.runtime
-        runtime.kill()
-        self.tarpit = Tarpit(runtime.port)
+        pair.suite.plane.processes.kill(FUNCTION_PROCESS)
+        self.tarpit = Tarpit(pair.suite.runtime.port)
 
     def hold(self, pair: Pair, changing: Member | None) -> str:
         start = time.monotonic()
@@ -171,7 +170,7 @@ class FunctionUnreachable(Fault):
 
     def recover(self, pair: Pair) -> None:
         self.tarpit.close()
-        pair.suite.runtime.restart()
+        pair.suite.plane.processes.restart(FUNCTION_PROCESS)
 
 
 class Killed(Fault):

@@ -256,16 +256,6 @@ class FunctionRuntime:
         assert root is not None
         (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
 
-    def kill(self) -> None:
-        """SIGKILLs the function, as an OOM kill or a lost node does: a call in flight fails,
-        later ones wait for it (harness/e2e/faults.py)."""
-        self.plane.processes.kill(FUNCTION_PROCESS)
-
-    def restart(self) -> None:
-        """Starts the killed function again on the same port, as its Pod's container restarts
-        behind the same Service, and waits until it listens."""
-        self.plane.processes.restart(FUNCTION_PROCESS)
-
     def side_ports_env(self, process: str) -> dict[str, str]:
         """Fresh metrics and health ports for a function process about to start, as variables
         (a restart keeps its environment, and so its ports)."""
