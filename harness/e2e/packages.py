@@ -31,7 +31,7 @@ from harness.package_names import (
 )
 
 from . import kinds
-from .binaries import provider_kubernetes, release_order, rows, versions
+from .binaries import REPO, provider_kubernetes, release_order, rows, versions
 from .controlplane import ControlPlane
 from .kube import Kind, is_true, wait_for
 from .runtime import (
@@ -39,11 +39,13 @@ from .runtime import (
     INSTALL_SECONDS,
     MAKE_XPKG_OUTPUT,
     build_xpkg,
+    package_version,
     push,
     report_runtime_status,
     reports,
     write_tls_secret,
 )
+from .suite import SHARED_CRDS
 
 # The public registry prefixes the Configuration packages name, each mirrored in the suite's
 # registry under the same path: the function's (examples/configurations.yaml has users rewrite
@@ -264,37 +266,32 @@ def report_package_runtimes(
     )
 
 
-def install_configurations(
-    plane: ControlPlane,
-    repo: Path,
-    shared_crds: Path,
-    version: str,
-    function_endpoint: str | None = None,
-) -> float:
+def install_configurations(plane: ControlPlane, function_endpoint: str | None = None) -> float:
     """Serves every package the Configurations depend on from the suite's registry, has
     Crossplane rewrite the public prefixes to it, installs both Configurations as a user does
     (a Configuration naming each package) and plays the runtime for the packages they bring
     (the function's revision served at `function_endpoint`, where a function already runs);
     returns the seconds from the Configurations' creation until every package is Healthy.
     Packages installed before (a Function installed by hand) are left as they are."""
-    serve_providers(plane, shared_crds)
+    version = f"v{package_version()}"
+    serve_providers(plane, SHARED_CRDS)
     port = plane.registry_port
-    push(plane, function_file(repo), f"127.0.0.1:{port}/modelplane/{FUNCTION_NAME}:{version}")
+    push(plane, function_file(REPO), f"127.0.0.1:{port}/modelplane/{FUNCTION_NAME}:{version}")
     for cloud in CONFIGURATION_CLOUDS:
-        push(plane, configuration_file(repo, cloud), configuration_reference(port, cloud, version))
+        push(plane, configuration_file(REPO, cloud), configuration_reference(port, cloud, version))
     mirror_public_registries(plane, (FUNCTION_PREFIX,))
     # As examples/configurations.yaml has a user install them: the runtime config of
     # examples/function-runtime.yaml, the function pre-created under its dependency name, then
     # the Configurations by their public references (the suite's ImageConfigs stand in for the
     # example's, which names registry.example.com).
-    for doc in documents(repo / "examples" / "function-runtime.yaml"):
+    for doc in documents(REPO / "examples" / "function-runtime.yaml"):
         if doc["kind"] == "DeploymentRuntimeConfig":
             plane.api.apply(kinds.DEPLOYMENT_RUNTIME_CONFIG, doc)
     started = time.monotonic()
-    for doc in documents(repo / "examples" / "configurations.yaml"):
+    for doc in documents(REPO / "examples" / "configurations.yaml"):
         if doc["kind"] in USER_APPLIED:
             plane.api.apply(USER_APPLIED[doc["kind"]], doc)
-    brought = brought_by_configurations(repo)
+    brought = brought_by_configurations(REPO)
     wait_for(
         "both Configurations and what they depend on Installed and Healthy",
         lambda: report_package_runtimes(plane, brought, function_endpoint),

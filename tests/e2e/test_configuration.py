@@ -31,7 +31,6 @@ from harness.e2e.packages import (
 )
 from harness.e2e.runtime import package_version
 from harness.e2e.scene import apply_documents, wait_established
-from harness.e2e.suite import SHARED_CRDS
 from harness.package_names import (
     CONFIGURATION_CLOUDS,
     CONFIGURATIONS,
@@ -60,7 +59,7 @@ def test_the_configurations_install_with_what_they_depend_on(
         apply_documents(plane, api / "composition.yaml")
     wait_established(plane, kinds.XRD, API_NAMES)
     by_hand = identities(plane)
-    took = install_configurations(plane, REPO, SHARED_CRDS, version)
+    took = install_configurations(plane)
 
     # What the package manager picked, from a registry that also serves a newer, untested
     # release of each provider (UNTESTED_NEWER) and every provider-kubernetes the matrix runs:

@@ -30,9 +30,9 @@ from harness.e2e.binaries import REPO
 from harness.e2e.kube import wait_for
 from harness.e2e.packages import install_configurations
 from harness.e2e.pair import NAMESPACE, Member, Pair, differences
-from harness.e2e.runtime import FUNCTION_NAME, package_version
+from harness.e2e.runtime import FUNCTION_NAME
 from harness.e2e.stages import CONVERGE_SECONDS
-from harness.e2e.suite import SHARED_CRDS, Suite
+from harness.e2e.suite import Suite
 from harness.e2e.user_cli import run_as_user, user_environment
 from harness.fixtures import civo_pool
 
@@ -91,9 +91,7 @@ def test_moving_live_xrs_to_the_configurations_recreates_nothing(
     for member in pair.members:
         assert composed_by(suite, member) == [FUNCTION_NAME]
 
-    took = install_configurations(
-        plane, REPO, SHARED_CRDS, f"v{package_version()}", function_endpoint=runtime.endpoint
-    )
+    took = install_configurations(plane, function_endpoint=runtime.endpoint)
     for member in pair.members:
         wait_for(
             f"{member.name} on a Composition revision calling {DEPENDENCY_FUNCTION}",

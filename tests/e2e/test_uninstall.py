@@ -51,9 +51,9 @@ from harness.e2e.packages import (
     report_package_runtimes,
 )
 from harness.e2e.pair import NAMESPACE, Pair, differences
-from harness.e2e.runtime import INSTALL_SECONDS, build_package, package_version, push
+from harness.e2e.runtime import INSTALL_SECONDS, build_package, push
 from harness.e2e.stages import CONVERGE_SECONDS, delete_xr, not_synced
-from harness.e2e.suite import SHARED_CRDS, Suite
+from harness.e2e.suite import Suite
 from harness.e2e.user_cli import run_as_user, user_environment
 from harness.e2e.xr import composed, external_name
 from harness.example_sets import documents
@@ -150,9 +150,7 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     [pin_yaml] = code_blocks((DOCS / "install.md").read_text(), PIN_STEPS, "yaml")
     pin = yaml.safe_load(textwrap.dedent(pin_yaml))
     pinned = api.apply(kinds.PROVIDER, pin)["metadata"]["uid"]
-    install_configurations(
-        plane, REPO, SHARED_CRDS, f"v{package_version()}", function_endpoint=suite.runtime.endpoint
-    )
+    install_configurations(plane, function_endpoint=suite.runtime.endpoint)
     provider = api.get(kinds.PROVIDER, pin["metadata"]["name"]) or {}
     assert (provider["metadata"]["uid"], provider["spec"]["package"]) == (
         pinned,
