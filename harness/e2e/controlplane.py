@@ -20,6 +20,7 @@ from .binaries import Binaries
 from .certs import KeyPair, issue, new_ca, service_account_key_pem
 from .kube import Kube, answers_ok, serving
 from .processes import ProcessGroup
+from .xr import secret_text
 
 CROSSPLANE_NAMESPACE = "crossplane-system"
 # Names `crossplane core init` fills; `core start` reads its client certificate from the second.
@@ -231,11 +232,13 @@ class ControlPlane:
         root = self.api.get(kinds.SECRET, ROOT_CA_SECRET, CROSSPLANE_NAMESPACE)
         client = self.api.get(kinds.SECRET, CLIENT_TLS_SECRET, CROSSPLANE_NAMESPACE)
         assert root and client, "crossplane core init created no TLS Secrets"
-        self.crossplane_root_ca = KeyPair(_data(root, "tls.crt"), _data(root, "tls.key"))
+        self.crossplane_root_ca = KeyPair(
+            secret_text(root, "tls.crt").encode(), secret_text(root, "tls.key").encode()
+        )
         client_dir = self.work / "crossplane" / "tls-client"
         client_dir.mkdir(parents=True, exist_ok=True)
         for key in ("ca.crt", "tls.crt", "tls.key"):
-            (client_dir / key).write_bytes(_data(client, key))
+            (client_dir / key).write_text(secret_text(client, key))
 
     def restart_crossplane(self, *flags: str) -> None:
         """Stops Crossplane core and starts it again with these extra flags (none: as at first),
@@ -313,7 +316,3 @@ class ControlPlane:
             ready=lambda: answers_ok(f"http://127.0.0.1:{self.registry_port}/v2/"),
             ready_within=STARTUP_SECONDS,
         )
-
-
-def _data(secret: dict[str, Any], key: str) -> bytes:
-    return base64.b64decode(secret.get("data", {}).get(key, ""))
