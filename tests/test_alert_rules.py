@@ -258,12 +258,6 @@ def deadline_exceeded_from_minute_5(function_name: str) -> dict[str, str]:
 
 
 # What the alerts several cases expect to fire say.
-KEY_ERROR_FIRES = (
-    Firing(
-        civo(error_type="KeyError", severity="critical"),
-        "CivoCluster: the function failed internally (KeyError)",
-    ),
-)
 DEADLINE_EXCEEDED_FIRES = (
     Firing(
         {"grpc_code": "DeadlineExceeded", "severity": "warning"},
@@ -282,6 +276,25 @@ SLOW = "InferenceClustersSlowCalls"
 INTERNAL = "InferenceClustersInternalErrors"
 REPLICAS = "InferenceClustersReplicaDown"
 FAILING = "InferenceClustersCallsFailing"
+
+
+def key_error_fires(situation: str, series: dict[str, str], eval_minute: int) -> Case:
+    """An InternalErrors case whose alert fires for CivoCluster's KeyError."""
+    firing = Firing(
+        civo(error_type="KeyError", severity="critical"),
+        "CivoCluster: the function failed internally (KeyError)",
+    )
+    return Case(INTERNAL, situation, series, eval_minute, (firing,))
+
+
+# Each minute the first error of a new type (FIRST_KEY_ERROR_AT_MINUTE_20) fires at, as its case
+# names it. increase() over a series that appeared at 1 sees no increase: only the `unless offset`
+# half can catch it (test_increase_alone_misses_a_first_error proves it at each of these minutes).
+FIRST_ERROR_FIRES_AT = {
+    20: "at the scrape that first shows it",
+    21: "a minute later",
+    34: "14 min later",
+}
 
 CASES = [
     Case(
@@ -327,35 +340,14 @@ CASES = [
         "one call in 200 takes half a second: p99 stays fast",
         call_seconds("CivoCluster", 40, {0.002: 199, 0.5: 1}),
     ),
-    Case(
-        INTERNAL,
+    key_error_fires(
         "a known error type occurs again",
         internal_errors("KeyError", then(steady(1, 20), steady(2, 20))),
         eval_minute=25,
-        firing=KEY_ERROR_FIRES,
     ),
-    Case(
-        INTERNAL,
-        "first error of a new type, at the scrape that first shows it",
-        FIRST_KEY_ERROR_AT_MINUTE_20,
-        eval_minute=20,
-        firing=KEY_ERROR_FIRES,
-    ),
-    # increase() over a series that appeared at 1 sees no increase: only the `unless offset`
-    # half can catch this one (test_increase_alone_misses_a_first_error proves it).
-    Case(
-        INTERNAL,
-        "first error of a new type, a minute later",
-        FIRST_KEY_ERROR_AT_MINUTE_20,
-        eval_minute=21,
-        firing=KEY_ERROR_FIRES,
-    ),
-    Case(
-        INTERNAL,
-        "first error of a new type, 14 min later",
-        FIRST_KEY_ERROR_AT_MINUTE_20,
-        eval_minute=34,
-        firing=KEY_ERROR_FIRES,
+    *(
+        key_error_fires(f"first error of a new type, {when}", FIRST_KEY_ERROR_AT_MINUTE_20, minute)
+        for minute, when in FIRST_ERROR_FIRES_AT.items()
     ),
     Case(
         INTERNAL,
@@ -363,8 +355,7 @@ CASES = [
         FIRST_KEY_ERROR_AT_MINUTE_20,
         eval_minute=35,
     ),
-    Case(
-        INTERNAL,
+    key_error_fires(
         "a known type's first error on a second replica",
         {
             **internal_errors("KeyError", steady(5, 40), pod="function-a"),
@@ -373,7 +364,6 @@ CASES = [
             ),
         },
         eval_minute=22,
-        firing=KEY_ERROR_FIRES,
     ),
     Case(
         INTERNAL,
@@ -399,19 +389,15 @@ CASES = [
         ),
         eval_minute=32,
     ),
-    Case(
-        INTERNAL,
+    key_error_fires(
         "a new replica's first error, 5 min after it started",
         NEW_REPLICA_FIRST_ERROR_AT_MINUTE_15,
         eval_minute=16,
-        firing=KEY_ERROR_FIRES,
     ),
-    Case(
-        INTERNAL,
+    key_error_fires(
         "a new replica's first error, 11 min later (the replica 16 min old)",
         NEW_REPLICA_FIRST_ERROR_AT_MINUTE_15,
         eval_minute=26,
-        firing=KEY_ERROR_FIRES,
     ),
     Case(REPLICAS, "2 replicas", replicas(steady(PROCESS_START, 40), steady(PROCESS_START, 40))),
     Case(
@@ -562,7 +548,7 @@ def test_increase_alone_misses_a_first_error(
         FIRST_KEY_ERROR_AT_MINUTE_20,
         promql_expr_test=[
             {"expr": increase_half, "eval_time": f"{minute}m", "exp_samples": []}
-            for minute in (20, 21, 34)
+            for minute in FIRST_ERROR_FIRES_AT
         ],
     )
     tests.write_text(yaml.safe_dump(unit, sort_keys=False))
