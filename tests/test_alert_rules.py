@@ -196,7 +196,6 @@ def replica(pod: str, values: str, job: str = JOB) -> dict[str, str]:
 
 
 def replicas(a: str, b: str, job: str = JOB, prefix: str = "function") -> dict[str, str]:
-    """Two replicas of the job, pods {prefix}-a and {prefix}-b, with these start time values."""
     return {**replica(f"{prefix}-a", a, job), **replica(f"{prefix}-b", b, job)}
 
 
@@ -228,7 +227,6 @@ def civo(**labels: str) -> dict[str, str]:
 
 
 def civo_warning(summary: str) -> tuple[Firing, ...]:
-    """A CivoCluster alert of severity warning, firing alone."""
     return (Firing(civo(severity="warning"), summary),)
 
 
