@@ -147,22 +147,18 @@ def then(*segments: str) -> str:
 def call_seconds(kind: str, minutes: int, calls_per_minute: dict[float, float]) -> dict[str, str]:
     """inference_clusters_call_seconds of one kind: calls_per_minute maps how long a call takes
     to how many such calls arrive a minute, sorted into the function's own buckets."""
+    name = "inference_clusters_call_seconds"
     series = {}
     for bound in (*CALL_SECONDS_BUCKETS, math.inf):
         within = sum(count for seconds, count in calls_per_minute.items() if seconds <= bound)
         # prometheus_client's utils carry no annotations (function/metrics.py calls it so too).
         le = floatToGoString(bound)  # type: ignore[no-untyped-call]
-        series[function_series("inference_clusters_call_seconds_bucket", kind=kind, le=le)] = (
-            rising(within, minutes)
-        )
+        series[function_series(f"{name}_bucket", kind=kind, le=le)] = rising(within, minutes)
+    total = sum(calls_per_minute.values())
     spent = sum(seconds * count for seconds, count in calls_per_minute.items())
-    return {
-        **series,
-        function_series("inference_clusters_call_seconds_count", kind=kind): rising(
-            sum(calls_per_minute.values()), minutes
-        ),
-        function_series("inference_clusters_call_seconds_sum", kind=kind): rising(spent, minutes),
-    }
+    series[function_series(f"{name}_count", kind=kind)] = rising(total, minutes)
+    series[function_series(f"{name}_sum", kind=kind)] = rising(spent, minutes)
+    return series
 
 
 def calls(kind: str, minutes: int, per_minute: dict[str, float]) -> dict[str, str]:
