@@ -32,7 +32,6 @@ from typing import Any
 
 import pytest
 import yaml
-from crossplane.function.proto.v1 import run_function_pb2 as fnv1
 from google.protobuf import json_format
 
 from function import runner
@@ -192,28 +191,12 @@ def applied_by(world: World, key: str, **spec: Any) -> dict[str, Any]:
     return {"manifest": live(manifest, managers, validated if is_pool else None, **spec)}
 
 
-Answered = dict[str, Any]
-
-
-def answered(world: World, rsp: fnv1.RunFunctionResponse) -> Answered:
-    """Everything the function answered that Crossplane acts on."""
-    return {
-        "desired": desired(rsp),
-        "readiness": readiness(rsp),
-        "status": xr_status(rsp),
-        "conditions": conditions(rsp),
-        "results": results(rsp),
-        "requirements": json_format.MessageToDict(rsp.requirements),
-        "calls": world.calls[-1],
-    }
-
-
 class Life:
     """One XR's life under one provider shape: every reconcile's answer, by stage."""
 
     def __init__(self, world: World, shape: Shape) -> None:
         self.world, self.shape = world, shape
-        self.answers: list[tuple[str, Answered]] = []
+        self.answers: list[tuple[str, dict[str, Any]]] = []
         # The XR of each reconcile with the status the function answered, as Crossplane writes it.
         self.xrs: list[dict[str, Any]] = []
         # Each life has its own servicer, so its own memo: no entry of another life answers for it.
@@ -224,7 +207,17 @@ class Life:
         self.shape.store(self.world.observed)
         rsp = self.world.reconcile()
         self.shape.store(self.world.observed)
-        self.answers.append((stage, answered(self.world, rsp)))
+        # Everything the function answered that Crossplane acts on.
+        answer = {
+            "desired": desired(rsp),
+            "readiness": readiness(rsp),
+            "status": xr_status(rsp),
+            "conditions": conditions(rsp),
+            "results": results(rsp),
+            "requirements": json_format.MessageToDict(rsp.requirements),
+            "calls": self.world.calls[-1],
+        }
+        self.answers.append((stage, answer))
         self.xrs.append({**copy.deepcopy(self.world.xr), "status": xr_status(rsp)})
 
 
