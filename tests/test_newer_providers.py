@@ -445,17 +445,16 @@ DEFAULTED: dict[tuple[str, str], list[tuple[str, ...]]] = {
     ],
 }
 POOLS = ("system-nodepool", "nodepool-h100", "autoscaled-nodepool-h100", "nodepool-l40s")
-# Where the function writes a CRD-defaulted field, as it always has.
+# Where the function writes a CRD-defaulted field, as it always has: every in-cluster Object's
+# policies (none with Delete while wanted) and ProviderConfig, and each pool's readiness policy.
 WRITTEN = {
     "CoreWeaveCluster": {
-        *((key, "spec.providerConfigRef") for key in (*POOLS, "nodepool-cpu")),
         *((key, "spec.readiness.policy") for key in (*POOLS, "nodepool-cpu")),
-        # Every in-cluster Object's policies are written (none with Delete while wanted).
-        *((key, "spec.managementPolicies") for key in (*POOLS, "nodepool-cpu")),
-        ("rwx-storageclass", "spec.managementPolicies"),
-        ("shared-vast-observer", "spec.managementPolicies"),
-        ("shared-vast-observer", "spec.providerConfigRef"),
-        ("rwx-storageclass", "spec.providerConfigRef"),
+        *(
+            (key, field)
+            for key in (*POOLS, "nodepool-cpu", "rwx-storageclass", "shared-vast-observer")
+            for field in ("spec.managementPolicies", "spec.providerConfigRef")
+        ),
     },
     "CivoCluster": {
         ("cluster-autoscaler", "spec.managementPolicies"),
