@@ -480,25 +480,6 @@ def promtool_tests(rule_file: Path, series: dict[str, str], **test: Any) -> dict
     }
 
 
-def unit_test_file(case: Case, rule_file: Path) -> dict[str, Any]:
-    """promtool's rule unit test of one case: its series, one alert at one instant."""
-    expected = [
-        {
-            "exp_labels": firing.labels,
-            "exp_annotations": {**static_annotations(case.alert), "summary": firing.summary},
-        }
-        for firing in case.firing
-    ]
-    return promtool_tests(
-        rule_file,
-        case.series,
-        name=case.situation,
-        alert_rule_test=[
-            {"eval_time": f"{case.eval_minute}m", "alertname": case.alert, "exp_alerts": expected}
-        ],
-    )
-
-
 def test_rules_are_valid(promtool_binary: Path, rule_file: Path) -> None:
     result = run_promtool(
         promtool_binary, "check", "rules", "--lint=all", "--lint-fatal", str(rule_file)
@@ -519,8 +500,24 @@ def test_every_alert_has_a_firing_and_a_quiet_case() -> None:
     ids=[f"{case.alert.removeprefix('InferenceClusters')}: {case.situation}" for case in CASES],
 )
 def test_alert(case: Case, promtool_binary: Path, rule_file: Path, tmp_path: Path) -> None:
+    """promtool's rule unit test of one case: its series, one alert at one instant."""
+    expected = [
+        {
+            "exp_labels": firing.labels,
+            "exp_annotations": {**static_annotations(case.alert), "summary": firing.summary},
+        }
+        for firing in case.firing
+    ]
+    unit = promtool_tests(
+        rule_file,
+        case.series,
+        name=case.situation,
+        alert_rule_test=[
+            {"eval_time": f"{case.eval_minute}m", "alertname": case.alert, "exp_alerts": expected}
+        ],
+    )
     tests = tmp_path / "tests.yaml"
-    tests.write_text(yaml.safe_dump(unit_test_file(case, rule_file), sort_keys=False))
+    tests.write_text(yaml.safe_dump(unit, sort_keys=False))
     result = run_promtool(promtool_binary, "test", "rules", str(tests))
     assert result.returncode == 0, explained(result)
     assert "SUCCESS" in result.stdout, explained(result)
