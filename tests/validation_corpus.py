@@ -22,7 +22,6 @@ NOT_CHECKED = (
     "<nil>: Invalid value: null: some validation rules were not checked because the object "
     "was invalid; correct the existing errors to complete validation"
 )
-HELM_PC = {"kind": "ProviderConfig", "name": "workload"}
 KUBECONFIG_CREDENTIALS = {
     "source": "Secret",
     "secretRef": {"name": "kubeconfig", "namespace": NS, "key": "kubeconfig"},
@@ -154,7 +153,7 @@ VALID: dict[str, dict[str, Any]] = {
                     "autoscalingGroups": [{"name": "l40s", "minSize": 1, "maxSize": 4}],
                 },
             },
-            "providerConfigRef": HELM_PC,
+            "providerConfigRef": {"kind": "ProviderConfig", "name": "workload"},
         },
     },
     "helm-providerconfig": {
