@@ -446,9 +446,7 @@ MISTAKES: dict[str, tuple[dict[str, Any], list[str]]] = {
         [wrong_type("spec.crossplane.compositionRef.name", "string", "integer"), NOT_CHECKED],
     ),
 }
-# Checked as a status update does, status kept (a create drops it).
-STATUS_UPDATES = {"providerconfig-list-type-map"}
 CASES = [
-    Case(obj, errors, id=case_id, with_status=case_id in STATUS_UPDATES)
+    Case(obj, errors, id=case_id, with_status=case_id == "providerconfig-list-type-map")
     for case_id, (obj, errors) in MISTAKES.items()
 ]
