@@ -218,12 +218,8 @@ class Case:
     firing: tuple[Firing, ...] = ()
 
 
-def civo(**labels: str) -> dict[str, str]:
-    return {"kind": "CivoCluster", **labels}
-
-
 def civo_warning(summary: str) -> tuple[Firing, ...]:
-    return (Firing(civo(severity="warning"), summary),)
+    return (Firing({"kind": "CivoCluster", "severity": "warning"}, summary),)
 
 
 # A type's first error creates its series, at 1, at minute 20; none follow.
@@ -275,7 +271,7 @@ FAILING = "InferenceClustersCallsFailing"
 def key_error_fires(situation: str, series: dict[str, str], eval_minute: int) -> Case:
     """An InternalErrors case whose alert fires for CivoCluster's KeyError."""
     firing = Firing(
-        civo(error_type="KeyError", severity="critical"),
+        {"kind": "CivoCluster", "error_type": "KeyError", "severity": "critical"},
         "CivoCluster: the function failed internally (KeyError)",
     )
     return Case(INTERNAL, situation, series, eval_minute, (firing,))
