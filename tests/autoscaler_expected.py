@@ -32,11 +32,11 @@ EXPECTED_RELEASE = {"1.34": "v1.34.5"}
 CONTAINER = "civo-cluster-autoscaler"
 
 
-def chart_default_args(archive: Path) -> dict[str, Any]:
+def chart_yaml(archive: Path, name: str) -> Any:
     with tarfile.open(archive) as chart:
-        member = chart.extractfile("cluster-autoscaler/values.yaml")
+        member = chart.extractfile(f"cluster-autoscaler/{name}")
         assert member is not None
-        return dict(yaml.safe_load(member.read())["extraArgs"])
+        return yaml.safe_load(member.read())
 
 
 def command(pools: list[dict[str, Any]], pool_ids: dict[str, str], archive: Path) -> list[str]:
@@ -51,7 +51,7 @@ def command(pools: list[dict[str, Any]], pool_ids: dict[str, str], archive: Path
     ]
     chart = parse_input(step_input()).civo.clusterAutoscaler
     extra = {
-        **chart_default_args(archive),
+        **chart_yaml(archive, "values.yaml")["extraArgs"],
         "skip-nodes-with-local-storage": chart.skipNodesWithLocalStorage,
         "skip-nodes-with-system-pods": chart.skipNodesWithSystemPods,
     }
@@ -76,10 +76,7 @@ def image(kubernetes_version: str | None) -> str | None:
 
 def chart_app_version(archive: Path) -> str:
     """The cluster-autoscaler version the chart itself ships (Chart.yaml's appVersion)."""
-    with tarfile.open(archive) as chart:
-        member = chart.extractfile("cluster-autoscaler/Chart.yaml")
-        assert member is not None
-        return str(yaml.safe_load(member.read())["appVersion"])
+    return str(chart_yaml(archive, "Chart.yaml")["appVersion"])
 
 
 def civo_env() -> list[dict[str, Any]]:
