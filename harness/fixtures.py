@@ -83,21 +83,25 @@ def _example_xr(example: str, uid: str) -> dict[str, Any]:
 COREWEAVE_XR = _example_xr("coreweave", "7d1e5c2a-0000")
 CIVO_XR = _example_xr("civo", "4b2f0d9e-0000")
 
-CLUSTER_PROVIDER_CONFIG: dict[str, Any] = {
-    "apiVersion": "coreweave.m.crossplane.io/v1beta1",
-    "kind": "ClusterProviderConfig",
-    "metadata": {"name": "coreweave"},
-    "spec": {
-        "credentials": {
-            "source": "Secret",
-            "secretRef": {
-                "name": "coreweave-creds",
-                "namespace": "crossplane-system",
-                "key": "credentials",
-            },
-        }
-    },
-}
+
+def secret_provider_config(
+    api_version: str, kind: str, name: str, secret_ref: dict[str, str]
+) -> dict[str, Any]:
+    """A (Cluster)ProviderConfig that takes its credentials from the Secret key secret_ref names."""
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": {"credentials": {"source": "Secret", "secretRef": secret_ref}},
+    }
+
+
+CLUSTER_PROVIDER_CONFIG = secret_provider_config(
+    "coreweave.m.crossplane.io/v1beta1",
+    "ClusterProviderConfig",
+    "coreweave",
+    {"name": "coreweave-creds", "namespace": "crossplane-system", "key": "credentials"},
+)
 
 
 def credentials_secret(

@@ -11,7 +11,7 @@ import base64
 import copy
 from typing import Any
 
-from harness.fixtures import ENDPOINT, NAMESPACE, ORG_TOKEN, READY_STATUS
+from harness.fixtures import ENDPOINT, NAMESPACE, ORG_TOKEN, READY_STATUS, secret_provider_config
 
 CLOUD_NAME = "inference-east-c7d16"
 VPC_NAME = "inference-east-vpc-99124"
@@ -99,17 +99,8 @@ KUBECONFIG_SECRET = {
 
 def provider_config(api_version: str, name: str, secret: str) -> dict[str, Any]:
     """A ProviderConfig that reads the cluster's kubeconfig from the Secret `secret`."""
-    return {
-        "apiVersion": api_version,
-        "kind": "ProviderConfig",
-        "metadata": {"name": name},
-        "spec": {
-            "credentials": {
-                "source": "Secret",
-                "secretRef": {"name": secret, "namespace": NAMESPACE, "key": "kubeconfig"},
-            }
-        },
-    }
+    ref = {"name": secret, "namespace": NAMESPACE, "key": "kubeconfig"}
+    return secret_provider_config(api_version, "ProviderConfig", name, ref)
 
 
 PROVIDER_CONFIG = provider_config(
