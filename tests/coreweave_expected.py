@@ -290,10 +290,9 @@ RWX_STORAGE_CLASS = in_cluster_object(
 )
 
 
-def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
-    """Every composed resource of the converged XR, by composition resource name; the
-    autoscaled pool's settings Object only once its pool exists."""
-    resources = {
+def converged() -> dict[str, dict[str, Any]]:
+    """Every composed resource of the converged XR, by composition resource name."""
+    return {
         "vpc": VPC,
         "cks-cluster": CLUSTER,
         "usage-vpc-by-cluster": USAGE_VPC,
@@ -311,6 +310,3 @@ def converged(*, pool_exists: bool = True) -> dict[str, dict[str, Any]]:
         "shared-vast-observer": SHARED_VAST_OBSERVER,
         "rwx-storageclass": RWX_STORAGE_CLASS,
     }
-    if not pool_exists:
-        del resources["autoscaled-nodepool-h100"]
-    return resources

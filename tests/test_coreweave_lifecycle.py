@@ -78,8 +78,9 @@ def test_coreweave_cluster_lifecycle() -> None:
     # 3. Endpoint reported: kubeconfig, ProviderConfig, Usages, every pool and the observer.
     world.report("cks-cluster", atProvider={"id": "9e1d-cks", "apiServerEndpoint": ENDPOINT})
     rsp = world.reconcile()
-    want = expected.converged(pool_exists=False)
-    del want["rwx-storageclass"]
+    want = expected.converged()
+    # The autoscaled pool's settings Object only once its pool exists.
+    del want["autoscaled-nodepool-h100"], want["rwx-storageclass"]
     assert desired(rsp) == want
     assert xr_status(rsp) == KUBECONFIG_STATUS
     assert results(rsp) == [
