@@ -290,7 +290,6 @@ SERVICER = FunctionRunner(log_calls=True)
 def run(
     req: fnv1.RunFunctionRequest, servicer: FunctionRunner = SERVICER
 ) -> fnv1.RunFunctionResponse:
-    """The servicer's answer."""
     return asyncio.run(servicer.RunFunction(req, None))
 
 
