@@ -15,7 +15,6 @@ from harness.fixtures import (
     ENDPOINT,
     NAMESPACE,
     ORG_TOKEN,
-    READY_STATUS,
     conditions,
     coreweave_xr,
     credentials_secret,
@@ -165,48 +164,39 @@ def p_object(spec: dict[str, Any], policies: list[str]) -> dict[str, Any]:
     return expected.nodepool_object("inference-east-nodepool-p-eb567", "p", spec, policies)
 
 
-def pool_objects(
-    creator: dict[str, Any], creator_policies: list[str], settings: dict[str, Any] | None = None
-) -> dict[str, dict[str, Any]]:
-    """The Objects of pool "p": the one that creates it and, if autoscaled and live, the one
-    that updates its settings."""
-    objects = {CREATOR: p_object({**TYPE, **creator, **PLACEMENT}, creator_policies)}
-    if settings is not None:
-        objects[SETTINGS] = expected.nodepool_object(
-            "inference-east-autoscaled-nodepool-p-d2f76",
-            "p",
-            {**TYPE, **settings, **PLACEMENT},
-            expected.SETTINGS_POLICIES,
-        )
-    return objects
-
-
 def objects_of_p(composed: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {k: v for k, v in composed.items() if k in (CREATOR, SETTINGS)}
 
 
 def fixed(target_nodes: int) -> dict[str, dict[str, Any]]:
     """The Object of a fixed pool "p" of that many nodes."""
-    return pool_objects({"targetNodes": target_nodes, "autoscaling": False}, IN_CLUSTER)
+    spec = {**TYPE, "targetNodes": target_nodes, "autoscaling": False, **PLACEMENT}
+    return {CREATOR: p_object(spec, IN_CLUSTER)}
 
 
 def autoscaled(
     min_nodes: int, max_nodes: int, target_nodes: int, *, live: bool
 ) -> dict[str, dict[str, Any]]:
-    """The Objects of an autoscaled pool "p"; the settings Object only once it is live."""
-    bounds = {"autoscaling": True, "minNodes": min_nodes, "maxNodes": max_nodes}
-    creator = {**bounds, "targetNodes": target_nodes}
-    return pool_objects(creator, expected.CREATOR_POLICIES, bounds if live else None)
+    """The Objects of an autoscaled pool "p": the one that creates it and, once it is live, the
+    one that updates its settings."""
+    bounds = {**TYPE, "autoscaling": True, "minNodes": min_nodes, "maxNodes": max_nodes}
+    creator = {**bounds, "targetNodes": target_nodes, **PLACEMENT}
+    objects = {CREATOR: p_object(creator, expected.CREATOR_POLICIES)}
+    if live:
+        objects[SETTINGS] = expected.nodepool_object(
+            "inference-east-autoscaled-nodepool-p-d2f76",
+            "p",
+            {**bounds, **PLACEMENT},
+            expected.SETTINGS_POLICIES,
+        )
+    return objects
 
 
 AUTOSCALED = {"autoscaling": True, "minNodes": 1, "maxNodes": 8}
-LIVE_AUTOSCALED = observed_pool(
-    {**TYPE, "targetNodes": 2, **AUTOSCALED}, {**TYPE, "targetNodes": 7, **AUTOSCALED}
-)
-READY_ONLY = {
-    **observed_pool({**TYPE, "targetNodes": 2, **AUTOSCALED}, None),
-    "status": READY_STATUS,
-}
+# What the creator Object of a pool of 1 to 8 nodes, started at 2, applies.
+CREATOR_APPLIED = {**TYPE, "targetNodes": 2, **AUTOSCALED}
+LIVE_AUTOSCALED = observed_pool(CREATOR_APPLIED, {**TYPE, "targetNodes": 7, **AUTOSCALED})
+READY_ONLY = expected.as_ready(observed_pool(CREATOR_APPLIED, None))
 SETTINGS_APPLIED = observed_pool({**TYPE, **AUTOSCALED}, None)
 ONE_TO_EIGHT = {"nodeCount": 2, "minNodeCount": 1, "maxNodeCount": 8}
 
@@ -246,10 +236,7 @@ TRANSITIONS = {
     ),
     "deleted-outside-crossplane-creator-recreates-with-targetNodes": (
         ONE_TO_EIGHT,
-        {
-            CREATOR: observed_pool({**TYPE, "targetNodes": 2, **AUTOSCALED}, None),
-            SETTINGS: SETTINGS_APPLIED,
-        },
+        {CREATOR: observed_pool(CREATOR_APPLIED, None), SETTINGS: SETTINGS_APPLIED},
         autoscaled(1, 8, 2, live=True),
     ),
     "bounds-edit-reaches-the-settings-object": (
@@ -569,7 +556,7 @@ def test_cloud_names_fit_cks_limits_and_differ_per_namespace(
 RETIRING_FIXED = [*IN_CLUSTER, "Delete"]
 RETIRING_CREATOR = ["Observe", "Create", "Delete"]
 P_SPEC = {**TYPE, "targetNodes": 2, "autoscaling": False, **PLACEMENT}
-P_CREATOR_SPEC = {**TYPE, "targetNodes": 2, **AUTOSCALED, **PLACEMENT}
+P_CREATOR_SPEC = {**CREATOR_APPLIED, **PLACEMENT}
 P_SETTINGS_SPEC = {**TYPE, **AUTOSCALED, **PLACEMENT}
 NOT_ANSWERING = (
     'connect failed: Get "https://ml-team-prod-a1b2c3.k8s.us-east-04a.coreweave.com/api": EOF'
