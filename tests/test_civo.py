@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from harness.fixtures import (
-    READY_STATUS,
     civo_required,
     civo_xr,
     conditions,
@@ -213,9 +212,7 @@ def observed_pool(name: str, pool_id: str, created: bool) -> dict[str, Any]:
         "metadata": {"name": name, "annotations": {"crossplane.io/external-name": pool_id}},
         "spec": {"forProvider": {"size": "g4s.kube.large"}},
     }
-    if created:
-        body["status"] = {**READY_STATUS, "atProvider": {"id": pool_id}}
-    return body
+    return as_ready(body, atProvider={"id": pool_id}) if created else body
 
 
 AUTOSCALED = [
