@@ -142,23 +142,18 @@ IN_CLUSTER_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
 
 
 def in_cluster_object(
-    object_name: str,
-    manifest: dict[str, Any],
-    policies: list[str] = IN_CLUSTER_POLICIES,
-    readiness: dict[str, Any] | None = None,
+    object_name: str, manifest: dict[str, Any], policies: list[str] = IN_CLUSTER_POLICIES
 ) -> dict[str, Any]:
     """An Object of provider-kubernetes that manages `manifest` in the CKS cluster."""
-    spec: dict[str, Any] = {
-        "forProvider": {"manifest": manifest},
-        "providerConfigRef": OBJECT_PC_REF,
-    }
-    if readiness:
-        spec["readiness"] = readiness
     return {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
         "metadata": {"name": object_name},
-        "spec": {**spec, "managementPolicies": policies},
+        "spec": {
+            "forProvider": {"manifest": manifest},
+            "providerConfigRef": OBJECT_PC_REF,
+            "managementPolicies": policies,
+        },
     }
 
 
@@ -171,7 +166,9 @@ def nodepool_object(
         "metadata": {"name": pool},
         "spec": spec,
     }
-    return in_cluster_object(object_name, manifest, policies, NODEPOOL_READINESS)
+    body = in_cluster_object(object_name, manifest, policies)
+    body["spec"]["readiness"] = NODEPOOL_READINESS
+    return body
 
 
 # What the user is told of a pool ("%s") no longer in spec.nodePools: its Object re-applied with
