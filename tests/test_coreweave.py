@@ -136,18 +136,17 @@ def test_spec_without_zone_or_pools_names_both_fields() -> None:
 
 
 def observed_pool(applied: dict[str, Any], live: dict[str, Any] | None) -> dict[str, Any]:
-    manifest = {"apiVersion": "compute.coreweave.com/v1alpha1", "kind": "NodePool"}
+    def manifest(spec: dict[str, Any]) -> dict[str, Any]:
+        nodepool = {"apiVersion": "compute.coreweave.com/v1alpha1", "kind": "NodePool"}
+        return {"manifest": {**nodepool, "metadata": {"name": "p"}, "spec": spec}}
+
     body: dict[str, Any] = {
         "apiVersion": "kubernetes.m.crossplane.io/v1alpha1",
         "kind": "Object",
-        "spec": {
-            "forProvider": {"manifest": {**manifest, "metadata": {"name": "p"}, "spec": applied}}
-        },
+        "spec": {"forProvider": manifest(applied)},
     }
     if live is not None:
-        body["status"] = {
-            "atProvider": {"manifest": {**manifest, "metadata": {"name": "p"}, "spec": live}}
-        }
+        body["status"] = {"atProvider": manifest(live)}
     return body
 
 
