@@ -50,6 +50,11 @@ FLAG_ENV = (
 NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
 
 
+def ports_off(flags: tuple[str, ...]) -> list[str]:
+    """The flags that turn the metrics and health ports off, but for those flags set."""
+    return [f for f in NO_SIDE_PORTS if not any(g.startswith(f) for g in flags)]
+
+
 @contextlib.contextmanager
 def serving(
     *flags: str, side_ports_off: bool = True
@@ -57,9 +62,7 @@ def serving(
     """The function on a free loopback port; metrics and health ports off unless flags set them
     (or side_ports_off is False)."""
     port = free_port()
-    side_ports = [
-        f for f in NO_SIDE_PORTS if side_ports_off and not any(g.startswith(f) for g in flags)
-    ]
+    side_ports = ports_off(flags) if side_ports_off else []
     process = subprocess.Popen(
         [FUNCTION, f"--address=127.0.0.1:{port}", *side_ports, *flags],
         stdout=subprocess.PIPE,
@@ -84,10 +87,12 @@ def answers(address: str, *requests: fnv1.RunFunctionRequest) -> list[fnv1.RunFu
 
 
 def exited(*flags: str) -> subprocess.CompletedProcess[str]:
-    """The function started with flags and run to its exit (a refusal or a startup failure)."""
+    """The function started with flags and run to its exit (a refusal or a startup failure);
+    metrics and health ports off unless flags set them."""
     environment = {k: v for k, v in os.environ.items() if k not in FLAG_ENV}
+    command = [FUNCTION, *ports_off(flags), *flags]
     return subprocess.run(
-        [FUNCTION, *flags], capture_output=True, text=True, check=False, timeout=30, env=environment
+        command, capture_output=True, text=True, check=False, timeout=30, env=environment
     )
 
 
@@ -165,12 +170,7 @@ def test_exits_nonzero_when_an_address_is_taken(flag: str, message: str) -> None
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         address = f"127.0.0.1:{taken.getsockname()[1]}"
-        flags = {
-            "--address": f"127.0.0.1:{free_port()}",
-            "--metrics-address": "",
-            "--health-address": "",
-        }
-        flags[flag] = address
+        flags = {"--address": f"127.0.0.1:{free_port()}", flag: address}
         done = exited("--insecure", *(f"{name}={value}" for name, value in flags.items()))
     assert done.returncode == 1
     # The last line is the function's own; gRPC's C core may log its bind failure before it.
@@ -178,9 +178,7 @@ def test_exits_nonzero_when_an_address_is_taken(flag: str, message: str) -> None
 
 
 def test_exits_nonzero_when_tls_files_are_missing(tmp_path: Path) -> None:
-    done = exited(
-        f"--tls-certs-dir={tmp_path}", f"--address=127.0.0.1:{free_port()}", *NO_SIDE_PORTS
-    )
+    done = exited(f"--tls-certs-dir={tmp_path}", f"--address=127.0.0.1:{free_port()}")
     assert done.returncode == 1
     assert f"No such file or directory: '{tmp_path}/tls.crt'" in done.stderr
 
@@ -205,15 +203,10 @@ def test_token_only_in_the_kubeconfig_secret_even_at_debug() -> None:
         logs = process.communicate(timeout=10)[0].decode()
 
     assert "composed" in logs, "debug logging was on"
-    first = json_format.MessageToDict(responses[0])
-    secret = first["desired"]["resources"].pop("kubeconfig")
+    answered = [json_format.MessageToDict(r) for r in responses]
+    secret = answered[0]["desired"]["resources"].pop("kubeconfig")
     assert ORG_TOKEN in base64.b64decode(secret["resource"]["data"]["kubeconfig"]).decode()
-    rest = [
-        json.dumps(first),
-        logs,
-        *(json.dumps(json_format.MessageToDict(r)) for r in responses[1:]),
-    ]
-    for text in rest:
+    for text in [*map(json.dumps, answered), logs]:
         for form in token_forms(ORG_TOKEN):
             assert form not in text
     assert responses[2].results[0].severity == fnv1.SEVERITY_FATAL
