@@ -15,8 +15,7 @@ from harness.e2e.calls import Call, Reconciles, read_reconciles, reconciles_of
 from harness.e2e.engine import Engine, engines
 from harness.e2e.kinds import CIVO_CLUSTER_XR, COREWEAVE_CLUSTER_XR
 from harness.e2e.shards import EVERY_ENGINE_MODULES, SHARDS, shard_of, shard_of_test, shards
-
-REPO = Path(__file__).resolve().parents[1]
+from harness.example_sets import ROOT
 
 
 def test_the_matrix_runs_the_newest_first_modelplanes_next_and_keeps_the_oldest() -> None:
@@ -60,7 +59,7 @@ def test_a_malformed_row_is_refused_naming_it(
 
 
 def test_the_package_admits_every_engine_and_starts_at_the_oldest() -> None:
-    meta = yaml.safe_load((REPO / "package" / "crossplane.yaml").read_text())
+    meta = yaml.safe_load((ROOT / "package" / "crossplane.yaml").read_text())
     constraint = meta["spec"]["crossplane"]["version"]
     match = re.fullmatch(r">=(v\d+\.\d+\.\d+)", constraint)
     assert match, f"spec.crossplane.version {constraint!r} is not a lower bound"
@@ -117,14 +116,9 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
 
 def test_the_shard_tables_name_the_suites_modules() -> None:
     """A renamed module or a new every_engine test must not fall out of the worker count."""
-    e2e = REPO / "tests" / "e2e"
-    modules = {path.stem for path in e2e.glob("test_*.py")}
-    assert set(SHARDS) <= modules, "a shard names a module that does not exist"
-    marked = {
-        path.stem
-        for path in e2e.glob("test_*.py")
-        if "@pytest.mark.every_engine" in path.read_text()
-    }
+    modules = {path.stem: path.read_text() for path in (ROOT / "tests" / "e2e").glob("test_*.py")}
+    assert set(SHARDS) <= set(modules), "a shard names a module that does not exist"
+    marked = {name for name, text in modules.items() if "@pytest.mark.every_engine" in text}
     assert marked == set(EVERY_ENGINE_MODULES)
 
 
