@@ -42,12 +42,12 @@ def scrape(url: str) -> str:
         return str(reply.read().decode())
 
 
-def samples(text: str, prefix: str = "inference_clusters_") -> dict[Sample, float]:
-    """Every sample of the series named prefix*, by name and sorted labels."""
+def samples(text: str) -> dict[Sample, float]:
+    """Every sample of the function's own series, by name and sorted labels."""
     found = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
-            if sample.name.startswith(prefix):
+            if sample.name.startswith("inference_clusters_"):
                 found[sample.name, tuple(sorted(sample.labels.items()))] = sample.value
     return found
 
@@ -173,13 +173,11 @@ def test_every_bounded_series_exists_from_the_start(endpoint: Endpoint) -> None:
     """A rate() over a series that appears with its first event would miss that event."""
     _, url = endpoint
     found = samples(scrape(url))
-    calls = {labels for name, labels in found if name == "inference_clusters_calls_total"}
-    assert calls == {
-        (("kind", kind), ("result", result)) for kind in metrics.KINDS for result in metrics.RESULTS
+    assert {s for s in found if s[0] == "inference_clusters_calls_total"} == {
+        calls_total(kind, result) for kind in metrics.KINDS for result in metrics.RESULTS
     }
-    memo = {labels for name, labels in found if name == "inference_clusters_memo_answers_total"}
-    assert memo == {
-        (("kind", kind), ("outcome", outcome))
+    assert {s for s in found if s[0] == "inference_clusters_memo_answers_total"} == {
+        memo_answers(kind, outcome)
         for kind in ("CoreWeaveCluster", "CivoCluster")
         for outcome in metrics.MEMO_OUTCOMES
     }
