@@ -160,13 +160,8 @@ def conditions_in_code() -> set[tuple[str, str, str, str]]:
         bound = _reason_literals(trees)
         for path, tree in zip(files, trees, strict=True):
             module = f"{package}.{path.stem}"
-            for node in ast.walk(tree):
-                if not (
-                    isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "condition"
-                ):
-                    continue
+            calls = (node for node in ast.walk(tree) if isinstance(node, ast.Call))
+            for node in (c for c in calls if getattr(c.func, "attr", None) == "condition"):
                 type_node, ok_node, reason_node = node.args[:3]
                 type_ = _constant(module, type_node)
                 assert type_ is not None, f"{path}:{node.lineno}: condition type not a constant"
