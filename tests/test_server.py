@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import importlib
 import json
 import os
 import socket
@@ -236,14 +237,9 @@ def test_debug_logs_one_line_per_call_naming_the_xr_its_pass_and_the_memo(
 
 @pytest.mark.parametrize("version", ["v1", "v1beta1"])
 def test_serves_both_protocol_versions(version: str) -> None:
-    from crossplane.function.proto.v1beta1 import run_function_pb2 as beta
-    from crossplane.function.proto.v1beta1 import run_function_pb2_grpc as beta_grpc
-
-    req = request(coreweave_xr())
+    messages = importlib.import_module(f"crossplane.function.proto.{version}.run_function_pb2")
+    service = importlib.import_module(f"crossplane.function.proto.{version}.run_function_pb2_grpc")
+    req = messages.RunFunctionRequest.FromString(request(coreweave_xr()).SerializeToString())
     with serving("--insecure") as (address, _), grpc.insecure_channel(address) as channel:
-        if version == "v1":
-            rsp = grpcv1.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
-        else:
-            beta_req = beta.RunFunctionRequest.FromString(req.SerializeToString())
-            rsp = beta_grpc.FunctionRunnerServiceStub(channel).RunFunction(beta_req, timeout=10)
+        rsp = service.FunctionRunnerServiceStub(channel).RunFunction(req, timeout=10)
     assert set(rsp.desired.resources) == {"vpc", "cks-cluster", "usage-vpc-by-cluster"}
