@@ -155,10 +155,9 @@ def conditions_in_code() -> set[tuple[str, str, str, str]]:
     found = set()
     for kind, package in CLOUD_PACKAGES.items():
         folder = ROOT / Path(*package.split("."))
-        files = sorted(folder.glob("*.py"))
-        trees = [ast.parse(f.read_text(), str(f)) for f in files]
-        bound = _reason_literals(trees)
-        for path, tree in zip(files, trees, strict=True):
+        trees = {f: ast.parse(f.read_text(), str(f)) for f in sorted(folder.glob("*.py"))}
+        bound = _reason_literals(list(trees.values()))
+        for path, tree in trees.items():
             module = f"{package}.{path.stem}"
             calls = (node for node in ast.walk(tree) if isinstance(node, ast.Call))
             for node in (c for c in calls if getattr(c.func, "attr", None) == "condition"):
