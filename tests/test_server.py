@@ -52,7 +52,6 @@ NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
 
 
 def ports_off(flags: tuple[str, ...]) -> list[str]:
-    """The flags that turn the metrics and health ports off, but for those flags set."""
     return [f for f in NO_SIDE_PORTS if not any(g.startswith(f) for g in flags)]
 
 
