@@ -150,27 +150,23 @@ GRPC_BIND_FAILURE = (
 )
 
 
-@pytest.mark.parametrize(
-    ("flag", "message"),
-    [
-        ("--address", f"function: cannot serve on {{address}}: {GRPC_BIND_FAILURE}"),
-        (
-            "--metrics-address",
-            "function: cannot serve metrics on {address}: [Errno 98] Address already in use",
-        ),
-        (
-            "--health-address",
-            f"function: cannot serve health probes on {{address}}: {GRPC_BIND_FAILURE}",
-        ),
-    ],
-    ids=["address", "metrics-address", "health-address"],
-)
+# What the function says when the address its flag names is taken, by flag.
+TAKEN = {
+    "address": f"function: cannot serve on {{address}}: {GRPC_BIND_FAILURE}",
+    "metrics-address": (
+        "function: cannot serve metrics on {address}: [Errno 98] Address already in use"
+    ),
+    "health-address": f"function: cannot serve health probes on {{address}}: {GRPC_BIND_FAILURE}",
+}
+
+
+@pytest.mark.parametrize(("flag", "message"), TAKEN.items(), ids=TAKEN.keys())
 def test_exits_nonzero_when_an_address_is_taken(flag: str, message: str) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         address = f"127.0.0.1:{taken.getsockname()[1]}"
-        flags = {"--address": f"127.0.0.1:{free_port()}", flag: address}
+        flags = {"--address": f"127.0.0.1:{free_port()}", f"--{flag}": address}
         done = exited("--insecure", *(f"{name}={value}" for name, value in flags.items()))
     assert done.returncode == 1
     # The last line is the function's own; gRPC's C core may log its bind failure before it.
