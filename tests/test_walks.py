@@ -124,9 +124,6 @@ def pool_names(spec: dict[str, Any]) -> list[str]:
 class Walk(World):
     """A World whose providers, user and operator act at random."""
 
-    # The last spec the function composed: walk() sets it before the first step.
-    valid_spec: dict[str, Any]
-
     def __init__(self, kind: str, seed: int) -> None:
         self.kind = kind
         self.name = f"{kind}-{seed}"
@@ -144,6 +141,8 @@ class Walk(World):
             pools = self.xr["spec"]["nodePools"]
             keep = [p for p in pools if rng.random() < 0.7 or p.get("role") == "System"]
             self.xr["spec"]["nodePools"] = keep or pools[:1]
+        # The last spec the function composed.
+        self.valid_spec: dict[str, Any] = copy.deepcopy(self.xr["spec"])
         self.tokens: list[str] = []
         self.token = self.new_token()
         self.credentials = "ok"
@@ -594,12 +593,6 @@ class Walk(World):
         self.check_groups(composed)
         self.track(composed)
 
-    def walk(self, steps: int) -> list[Violation]:
-        self.valid_spec = copy.deepcopy(self.xr["spec"])
-        for step in range(steps):
-            self.run_step(step)
-        return self.violations
-
     # --- what the walk reached --------------------------------------------------------------
 
     def count_stages(
@@ -842,7 +835,8 @@ def walked(kind: str, seed: int) -> tuple[Violation, ...]:
     walk = Walk(kind, seed)
     STAGE_COUNTS[(kind, seed)] = walk.seen
     try:
-        found = walk.walk(STEPS)
+        for step in range(STEPS):
+            walk.run_step(step)
     finally:
         structlog.reset_defaults()
         fnlogging.configure(fnlogging.Level.DISABLED)
@@ -852,7 +846,7 @@ def walked(kind: str, seed: int) -> tuple[Violation, ...]:
         Violation("f", f"{kind}-{seed}", STEPS, "--debug log", f"token {token} in the log")
         for token in tokens_in(logs, walk.tokens)
     ]
-    return (*found, *leaks)
+    return (*walk.violations, *leaks)
 
 
 def test_walks_logged_at_debug_without_the_token() -> None:
