@@ -81,7 +81,6 @@ def object_problems(composed: dict[str, dict[str, Any]]) -> dict[str, list[str]]
 
 
 def tokens_in(text: str, tokens: Iterable[str]) -> list[str]:
-    """The tokens that appear in text in any form a leak could take."""
     return [token for token in tokens if any(form in text for form in token_forms(token))]
 
 
