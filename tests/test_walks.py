@@ -218,16 +218,13 @@ class Walk(World):
     def keys(self, *kinds: str) -> list[str]:
         return sorted(k for k, v in self.observed.items() if v["kind"] in kinds)
 
-    def fresh_name(self) -> str:
+    def new_pool(self) -> dict[str, Any]:
+        rng = self.rng
         self.counter += 1
         taken = set(pool_names(self.xr["spec"]))
         names = ["h100", "l40s", "cpu", "a100", "b200", "gpu-x", "infer", "batch"]
         free = [n for n in names if n not in taken]
-        return self.rng.choice(free) if free and self.rng.random() < 0.7 else f"p{self.counter}"
-
-    def new_pool(self) -> dict[str, Any]:
-        rng = self.rng
-        name = self.fresh_name()
+        name = rng.choice(free) if free and rng.random() < 0.7 else f"p{self.counter}"
         if self.kind == CW:
             role = rng.choice(["GPU", "CPU"])
             pool: dict[str, Any] = {"name": name, "instanceType": rng.choice(CW_INSTANCE_TYPES)}
