@@ -178,15 +178,10 @@ class Walk(World):
 
     def condition(self, key: str, kind: str, status: bool) -> None:
         """A provider sets one condition, leaving the others as they are."""
-        body = self.observed[key]
-        if not isinstance(body.get("status"), dict):
-            body["status"] = {}
-        conditions = body["status"].get("conditions")
-        conditions = (
-            [c for c in conditions if c.get("type") != kind] if isinstance(conditions, list) else []
-        )
-        conditions.append({"type": kind, "status": "True" if status else "False", "reason": "Walk"})
-        body["status"]["conditions"] = conditions
+        reported = self.observed[key].setdefault("status", {})
+        kept = [c for c in reported.get("conditions", []) if c.get("type") != kind]
+        value = "True" if status else "False"
+        reported["conditions"] = [*kept, {"type": kind, "status": value, "reason": "Walk"}]
 
     # --- credentials ---------------------------------------------------------------------
 
