@@ -731,10 +731,8 @@ class Walk(World):
                 self.expect(group["name"] in live, "j", dropped)
 
     def track(self, composed: dict[str, Any]) -> None:
-        for key in list(self.in_cluster):
-            if key not in composed:
-                self.in_cluster.discard(key)
-                self.live_count.pop(key, None)
+        self.in_cluster &= set(composed)
+        self.live_count = {k: v for k, v in self.live_count.items() if k in composed}
         if self.kind == CW:
             for key in self.in_cluster:
                 if composed[key]["spec"].get("managementPolicies", ["*"]) != ["*"]:
