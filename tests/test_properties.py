@@ -20,6 +20,7 @@ import copy
 import functools
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -695,13 +696,21 @@ def check_agrees_with_xrd(kind: str, xr: dict[str, Any], rsp: fnv1.RunFunctionRe
 KINDS = ["CoreWeaveCluster", "CivoCluster"]
 
 
+def each_kind(max_examples: int, **strategies: Any) -> Callable[[Callable[..., None]], Any]:
+    """A property of each kind, run max_examples times on what the strategies generate."""
+
+    def decorate(test: Callable[..., None]) -> Any:
+        runs = settings(PROPERTIES, max_examples=max_examples)
+        return pytest.mark.parametrize("kind", KINDS)(runs(given(**strategies)(test)))
+
+    return decorate
+
+
 # --- properties -------------------------------------------------------------------------------
 
 
 @needs_crds
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=120)
-@given(data=st.data())
+@each_kind(120, data=st.data())
 def test_valid_spec_composes_valid_objects_whatever_is_observed(
     kind: str, data: st.DataObject
 ) -> None:
@@ -719,9 +728,7 @@ def test_valid_spec_composes_valid_objects_whatever_is_observed(
     event(f"warnings: {any(s == 'Warning' for s, _ in results(rsp))}")
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=150)
-@given(data=st.data())
+@each_kind(150, data=st.data())
 def test_invalid_spec_is_one_fatal_naming_the_field(kind: str, data: st.DataObject) -> None:
     spec, path = data.draw(invalid_spec(kind), label="spec")
     xr = xr_of(kind, spec)
@@ -760,9 +767,7 @@ def arbitrary_spec(draw: st.DrawFn, kind: str) -> Any:
     return spec
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=150)
-@given(data=st.data())
+@each_kind(150, data=st.data())
 def test_arbitrary_spec_gets_a_fatal_or_valid_objects(kind: str, data: st.DataObject) -> None:
     spec = data.draw(arbitrary_spec(kind), label="spec")
     xr = xr_of(kind, spec)
@@ -775,9 +780,7 @@ def test_arbitrary_spec_gets_a_fatal_or_valid_objects(kind: str, data: st.DataOb
     check_agrees_with_xrd(kind, xr, rsp)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=25)
-@given(data=st.data())
+@each_kind(25, data=st.data())
 def test_hundreds_of_pools_are_one_bounded_fatal(kind: str, data: st.DataObject) -> None:
     count = data.draw(st.integers(9, 400), label="pools")
     spec = data.draw(spec_strategy(kind), label="spec")
@@ -812,9 +815,7 @@ def mangled(draw: st.DrawFn, value: Any, depth: int = 0) -> Any:
     return value
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=120)
-@given(data=st.data())
+@each_kind(120, data=st.data())
 def test_mangled_observed_objects_never_cause_an_internal_error(
     kind: str, data: st.DataObject
 ) -> None:
@@ -830,9 +831,7 @@ def test_mangled_observed_objects_never_cause_an_internal_error(
     check_token_confined(rsp, kubeconfig=False)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=40)
-@given(data=st.data())
+@each_kind(40, data=st.data())
 def test_answers_do_not_depend_on_earlier_requests(kind: str, data: st.DataObject) -> None:
     """The function caches validated specs, decoded tokens, observed subtrees and encoded
     objects by content: a request must get the same answer whatever was served before it."""
@@ -876,9 +875,8 @@ def test_request_without_observed_composite_is_one_fatal() -> None:
     assert 'unsupported composite resource "<none>" (<none>)' in fatal_only(rsp)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=60)
-@given(
+@each_kind(
+    60,
     name=st.one_of(st.just(None), st.just(""), NOT_STRING, st.just("inference")),
     namespace=st.one_of(st.just(None), st.just(""), NOT_STRING, st.just(NAMESPACE)),
 )
@@ -933,9 +931,7 @@ def bad_input(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     return document, f"input.{field}"
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=80)
-@given(case=bad_input())
+@each_kind(80, case=bad_input())
 def test_input_of_wrong_shape_is_one_fatal_naming_the_field(
     kind: str, case: tuple[dict[str, Any], str]
 ) -> None:
@@ -945,9 +941,7 @@ def test_input_of_wrong_shape_is_one_fatal_naming_the_field(
     assert path in message, (path, message)
 
 
-@pytest.mark.parametrize("kind", KINDS)
-@settings(PROPERTIES, max_examples=40)
-@given(extra=st.dictionaries(st.text(min_size=1, max_size=8), GARBAGE, max_size=3))
+@each_kind(40, extra=st.dictionaries(st.text(min_size=1, max_size=8), GARBAGE, max_size=3))
 def test_unknown_input_fields_are_ignored(kind: str, extra: dict[str, Any]) -> None:
     assume(not set(extra) & {"coreweave", "civo"})  # wrong shapes of known fields: above
     rsp = run(request(example_xr(kind), step_input={"kind": "Input", **extra}))
