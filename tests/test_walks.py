@@ -742,13 +742,12 @@ class Walk(World):
                     self.live_count[key] = target
         else:
             self.groups = {}
-            if "cluster-autoscaler" in composed:
-                by_id = {g["name"]: g for g in autoscaling_groups(composed)}
-                for pool in self.pools:
-                    body = self.observed.get(f"nodepool-{pool['name']}")
-                    pool_id = at(body, "metadata", "annotations", "crossplane.io/external-name")
-                    if pool_id in by_id:
-                        self.groups[pool["name"]] = by_id[pool_id]
+            by_id = {g["name"]: g for g in autoscaling_groups(composed)}  # none without a Release
+            for pool in self.pools:
+                body = self.observed.get(f"nodepool-{pool['name']}")
+                pool_id = at(body, "metadata", "annotations", "crossplane.io/external-name")
+                if pool_id in by_id:
+                    self.groups[pool["name"]] = by_id[pool_id]
 
 
 # Each event's weight in a CoreWeave walk and in a Civo walk (0: not an event of that cloud).
