@@ -492,10 +492,9 @@ class Walk(World):
         return f"user edit {edit} (nothing to do)"
 
     def ev_invalid(self) -> str:
-        rng = self.rng
         if not self.pools:
             return "invalid edit: spec already invalid"
-        pool = rng.choice(self.pools)
+        pool = self.rng.choice(self.pools)
         field = "instanceType" if self.kind == CW else "size"
         place = "zone" if self.kind == CW else "region"
 
@@ -530,7 +529,7 @@ class Walk(World):
             edits["inline autoscales"] = lambda: inline.update(maxNodeCount=5)
         else:
             edits["reserved name"] = lambda: pool.update(name="modelplane-system")
-        name = rng.choice(sorted(edits))
+        name = self.rng.choice(sorted(edits))
         edits[name]()
         return f"invalid edit: {name}"
 
