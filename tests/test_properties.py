@@ -921,13 +921,12 @@ INPUT_FIELDS: dict[str, st.SearchStrategy[Any]] = {
 @st.composite
 def bad_input(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     field, values = draw(st.sampled_from(list(INPUT_FIELDS.items())))
-    value = draw(values)
     document: dict[str, Any] = {"apiVersion": "inference.fn.modelplane.ai/v1beta1", "kind": "Input"}
+    *parents, name = field.split(".")
     parent = document
-    parts = field.split(".")
-    for part in parts[:-1]:
+    for part in parents:
         parent = parent.setdefault(part, {})
-    parent[parts[-1]] = value
+    parent[name] = draw(values)
     return document, f"input.{field}"
 
 
