@@ -294,9 +294,12 @@ def run(
 
 
 def desired(rsp: fnv1.RunFunctionResponse) -> dict[str, dict[str, Any]]:
-    """Desired composed resources by key, numbers as ints as the API server would store them."""
+    """Desired composed resources by key, numbers as ints as the API server would store them;
+    in key order, because a protobuf map's order changes from one process to the next (a walk
+    that visits them in that order would not be reproducible)."""
     return {
-        k: as_sent(resource.struct_to_dict(r.resource)) for k, r in rsp.desired.resources.items()
+        k: as_sent(resource.struct_to_dict(r.resource))
+        for k, r in sorted(rsp.desired.resources.items())
     }
 
 
