@@ -382,19 +382,20 @@ class World:
         self.observed: dict[str, dict[str, Any]] = {}
         self.cluster_objects: list[dict[str, Any]] = []
         self.responses: list[fnv1.RunFunctionResponse] = []
-        # Function calls per reconcile, in order.
+        # Function calls per reconcile, in order, and the last reconcile's answer to each.
         self.calls: list[int] = []
+        self.passes: list[fnv1.RunFunctionResponse] = []
 
     def reconcile(self) -> fnv1.RunFunctionResponse:
-        passes = requirements_loop(
+        self.passes = requirements_loop(
             lambda required: run(
                 request(self.xr, self.observed, required, self.step_input), self.servicer
             ),
             self._resolve,
             self.last_requirements if self.seeded else None,
         )
-        self.calls.append(len(passes))
-        rsp = passes[-1]
+        self.calls.append(len(self.passes))
+        rsp = self.passes[-1]
         self.last_requirements = dict(rsp.requirements.resources)
         self.responses.append(rsp)
         if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):

@@ -62,10 +62,7 @@ from harness.fixtures import (
     coreweave_xr,
     credentials_secret,
     desired,
-    request,
-    requirements_loop,
     results,
-    run,
     xr_status,
 )
 from harness.invariants import (
@@ -149,7 +146,6 @@ class Walk(World):
         self.sync_credentials()
         self.endpoint = ENDPOINT
         self.violations: list[Violation] = []
-        self.passes: list[fnv1.RunFunctionResponse] = []
         # Truth the walk knows and the function may not: which CKS pools exist in the cluster
         # (the provider reported them once) and their live node counts.
         self.in_cluster: set[str] = set()
@@ -160,21 +156,6 @@ class Walk(World):
         self.event = "start"
         self.counter = 0
         self.seen: Counter[str] = Counter()
-
-    # --- the requirements loop, keeping every pass for the token check ---------------------
-
-    def reconcile(self) -> fnv1.RunFunctionResponse:
-        self.passes = requirements_loop(
-            lambda required: run(request(self.xr, self.observed, required, self.step_input)),
-            self._resolve,
-        )
-        rsp = self.passes[-1]
-        self.calls.append(len(self.passes))
-        self.responses.append(rsp)
-        if not any(r.severity == fnv1.SEVERITY_FATAL for r in rsp.results):
-            self._apply(rsp)
-            self._write_xr_status(rsp)
-        return rsp
 
     def condition(self, key: str, kind: str, status: bool) -> None:
         """A provider sets one condition, leaving the others as they are."""
