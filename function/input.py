@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+from function.civo.api import POOL_NAME_PATTERN
 from function.shared.cache import ParseCache
 from function.shared.validation import (
     Integer,
@@ -56,12 +57,22 @@ class ClusterAutoscalerChart(SpecModel):
     skipNodesWithSystemPods: StrictBool = False
 
 
+class CivoSystemPool(SpecModel):
+    # What Modelplane's own Civo cluster function gives every cluster for its controllers:
+    # Civo's Performance 4 vCPU / 16 GiB size, both nodes up front (the pool never autoscales).
+    name: Annotated[StrictStr, text(1, 40, POOL_NAME_PATTERN)] = "system"
+    size: Annotated[StrictStr, text(1, 63)] = "g4p.kube.small"
+    nodeCount: Annotated[Integer, between(1, 1000)] = 2
+
+
 class CivoInput(SpecModel):
     # Civo is deprecating flannel; cilium also enforces NetworkPolicies.
     cni: Literal["flannel", "cilium"] = "cilium"
     # The serving stack brings its own gateway, so Civo's default Traefik is removed.
     applications: Annotated[StrictStr, text(0, 1024)] = "-traefik2-nodeport"
     clusterAutoscaler: ClusterAutoscalerChart = ClusterAutoscalerChart()
+    # The inline pool of a cluster whose spec has no System pool.
+    systemPool: CivoSystemPool = CivoSystemPool()
 
 
 class StepInput(SpecModel):

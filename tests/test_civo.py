@@ -31,11 +31,6 @@ SYSTEM = {"name": "system", "role": "System", "size": "g4s.kube.medium", "nodeCo
 
 
 INVALID_SPECS = {
-    "no-system-pool": (
-        {"nodePools": [pool("gpu", role="GPU", gpu={"acceleratorType": "L40S"})]},
-        "invalid CivoCluster spec (1 problem): spec.nodePools: at least one pool must have "
-        "role System (the first becomes the cluster's inline pool)",
-    ),
     "inline-pool-autoscaled": (
         {
             "nodePools": [

@@ -45,9 +45,10 @@ class CivoClusterSpec(SpecModel):
     nodePools: Annotated[list[NodePool], Field(min_length=1, max_length=8)]
 
     @property
-    def inline_pool(self) -> NodePool:
-        """The first System pool: Civo creates it with the cluster (validation guarantees one)."""
-        return next(p for p in self.nodePools if p.role == "System")
+    def first_system_pool(self) -> NodePool | None:
+        """The pool Civo creates with the cluster as its inline pool, if the spec names one;
+        without it the cluster gets the step input's default System pool."""
+        return next((p for p in self.nodePools if p.role == "System"), None)
 
 
 # The Civo cloud provider of cluster-autoscaler applies a node group of this name to every pool.
@@ -68,20 +69,13 @@ def _pool_rules(pools: Any) -> list[str]:
         and p.get("name") == AUTOSCALER_DEFAULT_GROUP
         and p.get("maxNodeCount") is not None
     ]
-    systems = [
-        (i, p) for i, p in enumerate(pools) if isinstance(p, dict) and p.get("role") == "System"
-    ]
-    if not systems:
-        return [
-            *problems,
-            "spec.nodePools: at least one pool must have role System (the first becomes the "
-            "cluster's inline pool)",
-        ]
-    index, inline = systems[0]
-    if inline.get("maxNodeCount") is not None:
+    first_system = next(
+        (i for i, p in enumerate(pools) if isinstance(p, dict) and p.get("role") == "System"), None
+    )
+    if first_system is not None and pools[first_system].get("maxNodeCount") is not None:
         problems.append(
-            f"spec.nodePools[{index}].maxNodeCount: the first System pool is the cluster's inline "
-            "pool and cannot autoscale; remove maxNodeCount (and minNodeCount)"
+            f"spec.nodePools[{first_system}].maxNodeCount: the first System pool is the "
+            "cluster's inline pool and cannot autoscale; remove maxNodeCount (and minNodeCount)"
         )
     return problems
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from function.civo import access, autoscaler
-from function.civo.api import CivoClusterSpec, NodePool, validated_spec
+from function.civo.api import KIND, CivoClusterSpec, NodePool, validated_spec
 from function.input import CivoInput
 from function.shared.composer import CONDITION_ACCESS, Composer
 from function.shared.naming import helm_release_name
@@ -69,7 +69,27 @@ def compose(xr: Composite, observed: Observed, required: Required, config: CivoI
         spec = validated_spec(xr)
     except SpecProblems as problems:
         return Outcome.failed(problems.message)
+    clash = _default_pool_clash(spec, observed[KEY_CLUSTER], config)
+    if clash is not None:
+        return Outcome.failed(SpecProblems(f"{KIND} spec", [clash]).message)
     return _Composer(xr, spec, observed, required, config).composed()
+
+
+def _default_pool_clash(spec: CivoClusterSpec, cluster: View, config: CivoInput) -> str | None:
+    """A pool named like the default System pool that the cluster gets (or has) because the
+    spec has no System pool: its NodePool and the inline pool would share one label."""
+    default = config.systemPool.name
+    live = cluster.string("spec", "forProvider", "pools", "label")
+    if spec.first_system_pool is not None or live not in (None, default):
+        return None
+    for index, pool in enumerate(spec.nodePools):
+        if pool.name == default:
+            return (
+                f'spec.nodePools[{index}].name: "{default}" is the name of the default System '
+                "pool (step input civo.systemPool.name) that Civo creates with the cluster "
+                "because no pool has role System; rename this pool or add a System pool"
+            )
+    return None
 
 
 class _Composer(Composer):
@@ -92,7 +112,7 @@ class _Composer(Composer):
         region = self._region()
         self._network(region)
         self._firewall(region)
-        inline_name = self._cluster(region)
+        not_node_pools = self._cluster(region)
         cluster_ref = (KUBERNETES_API_VERSION, "Cluster", KEY_CLUSTER)
         self.compose_usage(
             KEY_USAGE_NETWORK, of=(VPC_API_VERSION, "Network", KEY_NETWORK), by=cluster_ref
@@ -105,7 +125,7 @@ class _Composer(Composer):
             self.out.status["secrets"] = [
                 {"type": "Kubeconfig", "name": self.secret_name, "key": kubeconfig_key}
             ]
-        pools = [(i, p) for i, p in enumerate(self.spec.nodePools) if p.name != inline_name]
+        pools = [(i, p) for i, p in enumerate(self.spec.nodePools) if p.name not in not_node_pools]
         self._pools(region, pools)
         self._autoscaler([p for _, p in pools if p.maxNodeCount is not None], kubeconfig_key)
         return self.out
@@ -196,45 +216,68 @@ class _Composer(Composer):
             ready=ready_when_ready(self.observed[KEY_FIREWALL]),
         )
 
-    def _inline_pool(self) -> tuple[dict[str, Any], str]:
-        """The cluster's inline pool and its name: as created once the cluster exists."""
-        wanted_pool = self.spec.inline_pool
-        wanted = {
-            "label": wanted_pool.name,
-            "size": wanted_pool.size,
-            "nodeCount": wanted_pool.nodeCount,
-            "labels": {LABEL_POOL: wanted_pool.name},
-        }
+    def _inline_pool(self) -> tuple[dict[str, Any], set[str]]:
+        """The cluster's inline pool (as created, once the cluster exists), and the names of
+        the spec's pools that are not separate NodePools because of it."""
+        first_system = self.spec.first_system_pool
+        default = self.config.systemPool
+        as_default = _inline_pool(default.name, default.size, default.nodeCount)
+        described = first_system or default
+        wanted = _inline_pool(described.name, described.size, described.nodeCount)
         applied = self.cluster.get("spec", "forProvider", "pools")
         if not isinstance(applied, dict) or not isinstance(applied.get("label"), str):
-            return wanted, wanted_pool.name
+            return wanted, {described.name}
         # Only the fields the function sets; the provider may late-initialise others.
         live = {k: applied[k] for k in wanted if k in applied}
         name = live["label"]
+        as_created = f'(size "{live.get("size")}", nodeCount {live.get("nodeCount")})'
         spec_names = [p.name for p in self.spec.nodePools]
-        if name not in spec_names:
-            self.out.warning(
-                f'spec.nodePools: the cluster\'s inline System pool "{name}" is part of the '
-                "cluster and cannot be removed; it stays as it is."
-            )
-        elif live != wanted and name == wanted_pool.name:
-            index = spec_names.index(name)
+        if live == wanted:
+            return live, {name}
+        if first_system is None:
+            if name == default.name:
+                self.out.warning(
+                    f'input.civo.systemPool: the cluster keeps its inline System pool "{name}" '
+                    f"as created {as_created}; the step input's System pool applies to new "
+                    "clusters only."
+                )
+            elif name not in spec_names:
+                self._inline_pool_kept(name)
+            return live, {name}
+        index = spec_names.index(first_system.name)
+        if name == first_system.name:
             self.out.warning(
                 f'spec.nodePools[{index}]: the inline System pool "{name}" is created with the '
-                "cluster and kept as it is (size "
-                f'"{live.get("size")}", nodeCount {live.get("nodeCount")}); edits to it are not '
-                "applied. For more system capacity, add another System pool."
+                f"cluster and kept as it is {as_created}; edits to it are not applied. For more "
+                "system capacity, add another System pool."
             )
-        elif name != wanted_pool.name:
+        elif name not in spec_names:
+            if live == as_default and not self.observed[pool_key(first_system.name)].exists:
+                self.out.warning(
+                    f"spec.nodePools[{index}]: the cluster was created with the default inline "
+                    f'System pool "{name}" {as_created} and keeps it: the first System pool is '
+                    "the cluster's inline pool, honored at creation only, so "
+                    f'"{first_system.name}" is not created. For more system capacity, add '
+                    "another System pool."
+                )
+                return live, {name, first_system.name}
+            self._inline_pool_kept(name)
+        else:
             self.out.warning(
                 f'spec.nodePools: the cluster\'s inline pool stays "{name}"; the first System '
-                f'pool is now "{wanted_pool.name}", which is added as a separate node pool.'
+                f'pool is now "{first_system.name}", which is added as a separate node pool.'
             )
-        return live, name
+        return live, {name}
 
-    def _cluster(self, region: str) -> str:
-        """Compose the cluster; the name of its inline pool."""
-        pool, inline_name = self._inline_pool()
+    def _inline_pool_kept(self, name: str) -> None:
+        self.out.warning(
+            f'spec.nodePools: the cluster\'s inline System pool "{name}" is part of the '
+            "cluster and cannot be removed; it stays as it is."
+        )
+
+    def _cluster(self, region: str) -> set[str]:
+        """Compose the cluster; the names of the spec's pools that are not NodePools."""
+        pool, not_node_pools = self._inline_pool()
         live_cni = self.cluster.string("spec", "forProvider", "cni")
         cni = keep_live(
             self.out,
@@ -280,7 +323,7 @@ class _Composer(Composer):
             },
             ready=ready_when_ready(self.cluster),
         )
-        return inline_name
+        return not_node_pools
 
     # --- node pools --------------------------------------------------------------------------
 
@@ -457,6 +500,11 @@ class _Composer(Composer):
             },
             ready=ready_when_exists(self.observed[KEY_HELM_PROVIDER_CONFIG]),
         )
+
+
+def _inline_pool(name: str, size: str, node_count: int) -> dict[str, Any]:
+    """The cluster's forProvider.pools: the fields the function sets on the inline pool."""
+    return {"label": name, "size": size, "nodeCount": node_count, "labels": {LABEL_POOL: name}}
 
 
 def _pool_id(observed: View, known: set[Any]) -> str | None:
