@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from function.civo.api import POOL_NAME_PATTERN
 from function.shared.cache import ParseCache
 from function.shared.validation import (
     Integer,
@@ -22,6 +21,8 @@ from function.shared.validation import (
 )
 
 _CIDR = r"^([0-9]{1,3}\.){3}[0-9]{1,3}/[0-9]{1,2}$"
+# A Civo pool label (^[a-zA-Z0-9-_.]+$) that is also a Kubernetes label value.
+CIVO_POOL_NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 _DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
 
@@ -60,7 +61,7 @@ class ClusterAutoscalerChart(SpecModel):
 class CivoSystemPool(SpecModel):
     # What Modelplane's own Civo cluster function gives every cluster for its controllers:
     # Civo's Performance 4 vCPU / 16 GiB size, both nodes up front (the pool never autoscales).
-    name: Annotated[StrictStr, text(1, 40, POOL_NAME_PATTERN)] = "system"
+    name: Annotated[StrictStr, text(1, 40, CIVO_POOL_NAME_PATTERN)] = "system"
     size: Annotated[StrictStr, text(1, 63)] = "g4p.kube.small"
     nodeCount: Annotated[Integer, between(1, 1000)] = 2
 

@@ -404,13 +404,17 @@ class World:
         return rsp
 
     def _write_xr_status(self, rsp: fnv1.RunFunctionResponse) -> None:
-        """Crossplane writes the desired XR status and the function's conditions to the XR and
-        sends them as the observed composite next time."""
+        """Crossplane writes the desired XR status, the function's conditions and its own Ready
+        verdict to the XR and sends them as the observed composite next time."""
+        ready = ("True", "Available") if xr_ready(rsp) else ("False", "Creating")
         self.xr["status"] = {
             **xr_status(rsp),
             "conditions": [
-                condition(c.type, CONDITION_STATUS.get(c.status, "Unknown"), c.reason)
-                for c in rsp.conditions
+                *(
+                    condition(c.type, CONDITION_STATUS.get(c.status, "Unknown"), c.reason)
+                    for c in rsp.conditions
+                ),
+                condition("Ready", *ready),
             ],
         }
 

@@ -171,6 +171,22 @@ def nodepool_object(
     return body
 
 
+def running(
+    pool_object: dict[str, Any], current: int | None = None, queued: int = 0
+) -> dict[str, Any]:
+    """status.atProvider of a pool's Object: the NodePool as CKS validated it, running `current`
+    of its nodes (all of them unless given) with `queued` more waiting for capacity."""
+    live = copy.deepcopy(pool_object["spec"]["forProvider"]["manifest"])
+    live["metadata"]["uid"] = "uid-" + live["metadata"]["name"]
+    target = live["spec"].get("targetNodes", 0)
+    live["status"] = {
+        "conditions": [{"type": "Validated", "status": "True", "reason": "Valid"}],
+        "currentNodes": target if current is None else current,
+        "queuedNodes": queued,
+    }
+    return {"manifest": live}
+
+
 # What the user is told of a pool ("%s") no longer in spec.nodePools: its Object re-applied with
 # Delete, then dropped; or, while the CKS cluster does not answer, kept and why (appended).
 RETIRING = 'node pool "%s" is no longer in spec.nodePools: deleting it from the CKS cluster'

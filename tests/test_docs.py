@@ -28,6 +28,7 @@ README_MAX_LINES = 200
 # [text](target): inline links; images too. Code spans and fences are left out before matching.
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 CLOUD_PACKAGES = {"CoreWeaveCluster": "function.coreweave", "CivoCluster": "function.civo"}
+SHARED_PACKAGE = "function.shared"
 
 
 def prose(text: str) -> list[str]:
@@ -153,7 +154,9 @@ def conditions_in_code() -> set[tuple[str, str, str, str]]:
     """(kind, type, status, reason) of every `out.condition(...)` call in the clouds' code. A
     reason computed at run time counts as every string the cloud's package binds to `reason`."""
     found = set()
-    for kind, package in CLOUD_PACKAGES.items():
+    # The rules both clouds share set their conditions on either kind.
+    packages = [*CLOUD_PACKAGES.items(), *((kind, SHARED_PACKAGE) for kind in CLOUD_PACKAGES)]
+    for kind, package in packages:
         folder = ROOT / Path(*package.split("."))
         trees = {f: ast.parse(f.read_text(), str(f)) for f in sorted(folder.glob("*.py"))}
         bound = _reason_literals(list(trees.values()))

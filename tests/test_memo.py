@@ -31,7 +31,9 @@ from harness.fixtures import (
     credentials_secret,
     readiness,
     request,
+    xr_ready,
 )
+from tests.coreweave_expected import running
 from tests.gowire import shuffled
 
 Inputs = tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]
@@ -42,7 +44,7 @@ def converged(world: World) -> Inputs:
     sends them on the final pass of the requirements loop."""
     for _ in range(8):
         rsp = world.reconcile()
-        if rsp.results == [] and all(readiness(rsp).values()) and len(readiness(rsp)) > 3:
+        if rsp.results == [] and xr_ready(rsp) and len(readiness(rsp)) > 3:
             break
         for key, body in world.observed.items():
             manifest = body.get("spec", {}).get("forProvider", {}).get("manifest")
@@ -54,7 +56,12 @@ def converged(world: World) -> Inputs:
                 world.ready(key, atProvider={"id": "5f0b", "kubernetesVersion": "1.34.1-k3s1"})
             elif key.startswith("nodepool-") and manifest is None:
                 body["metadata"]["annotations"]["crossplane.io/external-name"] = key + "-id"
-                world.ready(key, atProvider={"id": key + "-id"})
+                spec = body["spec"]
+                initial = spec.get("initProvider", {}).get("nodeCount")
+                count = spec["forProvider"].get("nodeCount", initial)
+                world.ready(key, atProvider={"id": key + "-id", "nodeCount": count})
+            elif manifest is not None and manifest["kind"] == "NodePool":
+                world.ready(key, atProvider=running(body))
             elif manifest is not None:
                 world.ready(key, atProvider={"manifest": manifest})
             else:
@@ -157,6 +164,7 @@ NOT_READY = [{"type": "Ready", "status": "False", "reason": "Unavailable"}]
 ROTATED = credentials_secret("CW-SECRET-rotated-0123456789")["data"]
 STILL_READY = [
     {"type": "ClusterAccess", "status": "True", "reason": "Available"},
+    {"type": "Ready", "status": "True", "reason": "Available"},
     {"type": "Responsive", "status": "False", "reason": "WatchCircuitOpen"},
     {"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
 ]

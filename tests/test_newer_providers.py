@@ -179,16 +179,20 @@ def live(
 
 def applied_by(world: World, key: str, **spec: Any) -> dict[str, Any]:
     """status.atProvider of an Object whose manifest provider-kubernetes applied under server-side
-    apply (its field manager is named after the Object); a NodePool as CKS validated it, with the
-    `spec` the CKS autoscaler wrote."""
+    apply (its field manager is named after the Object); a NodePool as CKS validated it and runs
+    its target's nodes, with the `spec` the CKS autoscaler wrote."""
     body = world.observed[key]
     managers = [(f"provider-kubernetes/{body['metadata']['name']}", "Apply")]
     if spec:
         managers.append(("cluster-autoscaler", "Update"))
     manifest = body["spec"]["forProvider"]["manifest"]
-    validated = {"conditions": [{"type": "Validated", "status": "True", "reason": "Valid"}]}
+    target = spec.get("targetNodes", manifest.get("spec", {}).get("targetNodes"))
+    running = {
+        "conditions": [{"type": "Validated", "status": "True", "reason": "Valid"}],
+        "currentNodes": target,
+    }
     is_pool = manifest["kind"] == "NodePool"
-    return {"manifest": live(manifest, managers, validated if is_pool else None, **spec)}
+    return {"manifest": live(manifest, managers, running if is_pool else None, **spec)}
 
 
 class Life:
@@ -284,7 +288,9 @@ def civo_life(shape: Shape, key: str = "kubeconfig") -> Life:
     world.cluster_objects = []
     annotations = world.observed["nodepool-l40s"]["metadata"]["annotations"]
     annotations["crossplane.io/external-name"] = civo_expected.L40S_GROUP["name"]
-    world.ready("nodepool-l40s", atProvider={"id": civo_expected.L40S_GROUP["name"]})
+    world.ready(
+        "nodepool-l40s", atProvider={"id": civo_expected.L40S_GROUP["name"], "nodeCount": 1}
+    )
     world.ready("nodepool-a100", atProvider={"id": "b9d4-a100", "nodeCount": 1})
     life.reconcile("pool-ids")
     world.ready("cluster-autoscaler", atProvider=deployed(1, "Install complete"), synced=True)
@@ -363,6 +369,12 @@ def test_proven_providers_life_composes_the_documented_objects() -> None:
             "Available",
             f'kubeconfig in Secret "{coreweave_expected.SECRET_NAME}"',
         ),
+        "NodePools": (
+            "True",
+            "AtTarget",
+            "node pools at target: modelplane-system (1 of 1 node), h100 (5 of 5 nodes), l40s "
+            "(1 of 1 node), cpu (2 of 2 nodes)",
+        ),
         "SharedStorage": (
             "True",
             "Available",
@@ -375,6 +387,11 @@ def test_proven_providers_life_composes_the_documented_objects() -> None:
     assert retiring == [*coreweave_expected.IN_CLUSTER_POLICIES, "Delete"]
     assert "nodepool-cpu" not in coreweave["pool-deleted"]["desired"]
 
+    assert civo["steady"]["conditions"]["NodePools"] == (
+        "True",
+        "AtTarget",
+        "node pools at target: l40s (1 of 1 node), a100 (1 of 1 node)",
+    )
     assert civo["steady"]["conditions"]["Autoscaler"] == (
         "True",
         "Available",

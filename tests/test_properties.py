@@ -224,13 +224,15 @@ def spec_strategy(
     ]
     if civo:
         systems = [p for p in pools if p.get("role") == "System"]
-        if not systems:  # the XRD requires a System pool; make one
+        # GPU pools alone get the default System pool, whose name no pool may then take.
+        gpu_only = not systems and all(p["name"] != "system" for p in pools)
+        if not systems and not (gpu_only and draw(st.booleans())):
             index = draw(st.integers(0, len(pools) - 1))
             pools[index] = draw(pool(pools[index]["name"], civo=True, role="System"))
             systems = [pools[index]]
         # Neither the inline pool nor a pool named "workers" (the autoscaler's catch-all group)
         # can autoscale.
-        for item in [systems[0], *(p for p in pools if p["name"] == "workers")]:
+        for item in [*systems[:1], *(p for p in pools if p["name"] == "workers")]:
             item.pop("maxNodeCount", None)
             item.pop("minNodeCount", None)
     place, places = ("region", REGIONS) if civo else ("zone", ZONES)
@@ -300,7 +302,7 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
         "minNodeCount": ("minNodeCount", bad_count(low)),
         "maxNodeCount": ("maxNodeCount", bad_count(1)),
     }
-    cloud_only = ["no-system", "inline-autoscales", "autoscaled-workers"] if civo else []
+    cloud_only = ["inline-autoscales", "autoscaled-workers"] if civo else []
     if not civo:
         wrong["reserved-name"] = ("name", st.just("modelplane-system"))
     others = ["pool-not-object", "duplicate", "gpu-missing", "accelerator"]
@@ -346,12 +348,6 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
         target[above] = draw(st.integers(maximum + 1, 1000))
         target.pop(dropped, None)
         return spec, f"{path}.{above}"
-    if choice == "no-system":
-        for item in pools:
-            if item.get("role") == "System":
-                item["role"] = "GPU"
-                item["gpu"] = {"acceleratorType": "nvidia-l40s"}
-        return spec, "spec.nodePools"
     if choice == "autoscaled-workers":
         assume(all(p.get("name") != "workers" for p in pools))
         target.update(name="workers", maxNodeCount=1000)
@@ -359,7 +355,8 @@ def _pool_mutations(draw: st.DrawFn, spec: dict[str, Any], kind: str) -> tuple[d
         target.pop("nodeCount", None)
         return spec, f"{path}.name"
     # inline-autoscales
-    first = next(i for i, p in enumerate(pools) if p.get("role") == "System")
+    first = next((i for i, p in enumerate(pools) if p.get("role") == "System"), index)
+    pools[first]["role"] = "System"
     pools[first]["maxNodeCount"] = 1000
     return spec, f"spec.nodePools[{first}].maxNodeCount"
 

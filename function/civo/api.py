@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from function.input import CIVO_POOL_NAME_PATTERN
 from function.shared.validation import (
     GPU,
     Credentials,
@@ -20,12 +21,9 @@ from function.shared.validation import (
 API_VERSION = "infrastructure.modelplane.ai/v1alpha1"
 KIND = "CivoCluster"
 
-# A Civo pool label (^[a-zA-Z0-9-_.]+$) that is also a Kubernetes label value.
-POOL_NAME_PATTERN = r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-
 
 class NodePool(SpecModel):
-    name: Annotated[StrictStr, text(1, 40, POOL_NAME_PATTERN)]
+    name: Annotated[StrictStr, text(1, 40, CIVO_POOL_NAME_PATTERN)]
     role: Literal["System", "GPU"]
     size: Annotated[StrictStr, text(1, 63)]
     nodeCount: Annotated[Integer, between(1, 1000)] = 1

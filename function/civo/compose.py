@@ -14,11 +14,18 @@ from typing import Any
 from function.civo import access, autoscaler
 from function.civo.api import KIND, CivoClusterSpec, NodePool, validated_spec
 from function.input import CivoInput
-from function.shared.composer import CONDITION_ACCESS, Composer
+from function.shared.composer import CONDITION_ACCESS, ClusterProblem, Composer
 from function.shared.naming import helm_release_name
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
-from function.shared.readiness import ready_when_exists, ready_when_ready
+from function.shared.readiness import (
+    CONDITION_POOLS,
+    PoolCapacity,
+    condition_message,
+    nodes,
+    ready_when_exists,
+    ready_when_ready,
+)
 from function.shared.resources import keep_live
 from function.shared.validation import SpecProblems
 
@@ -52,8 +59,11 @@ RELEASE_POLICIES = ["Observe", "Create", "Update", "LateInitialize"]
 AUTOSCALER_NAMESPACE = "kube-system"
 EXTERNAL_NAME = "crossplane.io/external-name"
 
-CONDITION_POOLS = "NodePools"
 CONDITION_AUTOSCALER = "Autoscaler"
+# What Civo reports of a cluster that cannot be used: being built (again), being deleted, or
+# failed (Civo's API documents no failure state; these two are what one would be called).
+# Any other status (ACTIVE, or AVAILABLE, UPGRADING and SCALING in place) serves.
+CIVO_NOT_SERVING = ("BUILDING", "DELETING", "DELETED", "FAILED", "ERROR")
 
 LABEL_POOL = "modelplane.ai/pool"
 LABEL_GPU = "modelplane.ai/gpu"
@@ -107,6 +117,9 @@ class _Composer(Composer):
         self.spec, self.required, self.config = spec, required, config
         self.cluster = observed[KEY_CLUSTER]
         self.secret_name = self.name(CONNECTION_SECRET_PART)
+
+    def cluster_problem(self) -> ClusterProblem | None:
+        return self.cluster_gone_or_failed(self.cluster, cloud="Civo", failed=CIVO_NOT_SERVING)
 
     def compose(self) -> Outcome:
         region = self._region()
@@ -329,6 +342,7 @@ class _Composer(Composer):
 
     def _pools(self, region: str, pools: list[tuple[int, NodePool]]) -> None:
         if not pools:
+            self.pools = []
             return
         if not (self.cluster.ready or self._any_pool_observed([p for _, p in pools])):
             why = (
@@ -340,12 +354,7 @@ class _Composer(Composer):
             return
         for index, pool in pools:
             self._pool(region, index, pool)
-        self.out.condition(
-            CONDITION_POOLS,
-            True,
-            "Available",
-            f"node pools {', '.join(p.name for _, p in pools)} are composed",
-        )
+        self.pools = [_capacity(p, self.observed[pool_key(p.name)]) for _, p in pools]
 
     def _pool(self, region: str, index: int, pool: NodePool) -> None:
         key = pool_key(pool.name)
@@ -500,6 +509,29 @@ class _Composer(Composer):
             },
             ready=ready_when_exists(self.observed[KEY_HELM_PROVIDER_CONFIG]),
         )
+
+
+def _capacity(pool: NodePool, observed: View) -> PoolCapacity:
+    """A Civo pool's nodes against its target: the spec's count, or the cluster-autoscaler's
+    (what Civo reports) for an autoscaled pool; at target once the provider reports the pool
+    Ready with that many nodes."""
+    if not observed.exists:
+        return PoolCapacity(pool.name, False, "not created yet")
+    reported = observed.get("status", "atProvider", "nodeCount")
+    instances = observed.get("status", "atProvider", "instanceNames")
+    current = len(instances) if isinstance(instances, list) else reported
+    current = current if isinstance(current, int) else 0
+    autoscaled_target = reported if pool.maxNodeCount is not None else None
+    target = autoscaled_target if isinstance(autoscaled_target, int) else pool.nodeCount
+    if observed.ready:
+        return PoolCapacity(pool.name, current >= target, nodes(current, target))
+    failing = observed.condition_status("Synced") == "False"
+    why = condition_message(observed, "Synced") if failing else None
+    return PoolCapacity(
+        pool.name,
+        False,
+        f"{nodes(current, target)}; not Ready yet" + (f": {why}" if why else ""),
+    )
 
 
 def _inline_pool(name: str, size: str, node_count: int) -> dict[str, Any]:

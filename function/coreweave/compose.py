@@ -20,10 +20,17 @@ from function.coreweave.api import (
     validated_spec,
 )
 from function.input import CoreWeaveInput
-from function.shared.composer import CONDITION_ACCESS, Composer
+from function.shared.composer import CONDITION_ACCESS, ClusterProblem, Composer
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
-from function.shared.readiness import ready_when_exists, ready_when_ready
+from function.shared.readiness import (
+    CONDITION_POOLS,
+    PoolCapacity,
+    condition_message,
+    nodes,
+    ready_when_exists,
+    ready_when_ready,
+)
 from function.shared.resources import keep_live
 from function.shared.validation import SpecProblems
 
@@ -54,6 +61,10 @@ POD_PREFIX, SERVICE_PREFIX, INTERNAL_LB_PREFIX = "pod", "service", "internal-lb"
 SHARED_VAST = "shared-vast"
 
 CONDITION_STORAGE = "SharedStorage"
+# What CKS reports of a cluster that cannot be used: failed (it needs a re-create), being
+# deleted, or being created again after it was gone. Any other status (running, updating or
+# upgrading in place) serves.
+CKS_NOT_SERVING = ("STATUS_FAILED", "STATUS_DELETING", "STATUS_DELETED", "STATUS_CREATING")
 
 # CKS accepts any instanceType string and reports the verdict as the Validated condition, so a
 # pool counts as ready once CKS has accepted its instance type.
@@ -131,6 +142,12 @@ class _Composer(Composer):
         secret_name = self._kubeconfig()
         if secret_name is None:
             self.out.condition(
+                CONDITION_POOLS,
+                False,
+                "WaitingForClusterAccess",
+                "the node pools are created once the kubeconfig exists",
+            )
+            self.out.condition(
                 CONDITION_STORAGE,
                 False,
                 "WaitingForClusterAccess",
@@ -149,9 +166,18 @@ class _Composer(Composer):
         self._system_pool()
         for index, pool in enumerate(self.spec.nodePools):
             self._user_pool(index, pool)
+        self.pools = [
+            _capacity(SYSTEM_POOL_NAME, self.observed[KEY_SYSTEM_POOL]),
+            *(_capacity(p.name, self.observed[pool_key(p.name)]) for p in self.spec.nodePools),
+        ]
         self._retire_removed_pools()
         self._storage()
         return self.out
+
+    def cluster_problem(self) -> ClusterProblem | None:
+        return self.cluster_gone_or_failed(
+            self.observed[KEY_CLUSTER], cloud="CKS", failed=CKS_NOT_SERVING
+        )
 
     def _warn_scale_to_zero(self) -> None:
         for index, pool in enumerate(self.spec.nodePools):
@@ -563,6 +589,31 @@ class _Composer(Composer):
             "Available",
             f'ReadWriteMany StorageClass "{name}" cloned from "{SHARED_VAST}"',
         )
+
+
+def _capacity(name: str, creator: View) -> PoolCapacity:
+    """A CKS pool's nodes against its target, from the NodePool its creator Object observes
+    (spec.targetNodes, which the CKS autoscaler owns on an autoscaled pool, and
+    status.currentNodes/queuedNodes); at target once CKS has validated it and runs them all."""
+    live = creator.child("status", "atProvider", "manifest")
+    if not live.has("metadata"):
+        return PoolCapacity(name, False, "not created yet")
+    validated = live.condition_status("Validated")
+    if validated == "False":
+        why = condition_message(live, "Validated") or "no reason given"
+        return PoolCapacity(name, False, f"CKS did not validate it: {why}")
+    if validated != "True":
+        return PoolCapacity(name, False, "waiting for CKS to validate it")
+    target, current, queued = (
+        _count(live.get(*path))
+        for path in (("spec", "targetNodes"), ("status", "currentNodes"), ("status", "queuedNodes"))
+    )
+    return PoolCapacity(name, current >= target, nodes(current, target, queued))
+
+
+def _count(value: object) -> int:
+    """A node count CKS reports; 0 where it reports none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _synced_condition(observed: View) -> dict[str, Any] | None:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Collection
 from typing import ClassVar
 
 from function.shared.naming import cloud_name, composed_name
-from function.shared.observed import Observed
+from function.shared.observed import Observed, View
 from function.shared.outcome import Composite, Outcome
-from function.shared.readiness import ready_when_exists
+from function.shared.readiness import (
+    PoolCapacity,
+    cluster_status_problem,
+    ready_when_exists,
+    report_pools,
+    xr_ready,
+)
 from function.shared.resources import resource_ref, usage
 from function.shared.validation import Credentials
 
@@ -15,6 +23,14 @@ from function.shared.validation import Credentials
 ComposedRef = tuple[str, str, str]
 # The condition that says whether the kubeconfig in status.secrets can be used.
 CONDITION_ACCESS = "ClusterAccess"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ClusterProblem:
+    """Why a cluster whose kubeconfig exists cannot be used: the ClusterAccess condition."""
+
+    reason: str
+    message: str
 
 
 class Composer:
@@ -27,28 +43,55 @@ class Composer:
         self.out = Outcome()
         self.cloud_name = cloud_name(xr.namespace, xr.name, self.cloud_name_limit)
         self.provider_config_ref = {"kind": credentials.type, "name": credentials.name}
+        # Every pool's nodes once the pools are composed; None before.
+        self.pools: list[PoolCapacity] | None = None
 
     def compose(self) -> Outcome:
         """The cloud's composition; what composed() returns, before the shared rules."""
         raise NotImplementedError
 
+    def cluster_problem(self) -> ClusterProblem | None:
+        """Why the kubeconfig cannot be used though it exists: the cloud reports the cluster
+        failed or gone. None while it serves or updates in place."""
+        raise NotImplementedError
+
     def composed(self) -> Outcome:
         """The cloud's composition with the rules both clouds share applied.
 
-        An XR is never Ready without cluster access: consumers wait for Ready and then read
-        the kubeconfig status.secrets names, and every composed resource can be Ready before
-        the kubeconfig exists (the credentials Secret missing, or Civo's connection Secret not
-        written yet). Once access is established, readiness is the composed resources' again.
-        While one of them is not Ready, Crossplane's own verdict already says no and names it
-        ("Unready resources: ..."); overriding it would drop that message.
+        The kubeconfig cannot be used while the cloud reports the cluster failed or gone:
+        ClusterAccess then says why, with a Warning; nothing composed changes. The XR is Ready
+        only with cluster access (consumers wait for Ready and then read the Secret
+        status.secrets names), and see readiness.xr_ready for the rest.
         """
         out = self.compose()
-        without_access = any(
-            c.typ == CONDITION_ACCESS and c.status != "True" for c in out.conditions
+        access = next((c for c in out.conditions if c.typ == CONDITION_ACCESS), None)
+        problem = self.cluster_problem() if access is not None and access.status == "True" else None
+        if problem is not None:
+            out.conditions.remove(access)  # type: ignore[arg-type]
+            out.condition(CONDITION_ACCESS, False, problem.reason, problem.message)
+            out.warning(problem.message)
+        report_pools(out, self.pools or [])
+        out.ready = xr_ready(
+            out,
+            serves=access is not None and access.status == "True" and problem is None,
+            was_ready=self.xr.status.condition_status("Ready", at=("conditions",)) == "True",
+            pools_at_target=self.pools is not None and all(p.at_target for p in self.pools),
         )
-        if without_access and all(d.ready for d in out.resources.values()):
-            out.ready = False
         return out
+
+    def cluster_gone_or_failed(
+        self, cluster: View, *, cloud: str, failed: Collection[str]
+    ) -> ClusterProblem | None:
+        """cluster_problem of a cluster that reports its state in status.atProvider.status."""
+        if not cluster.exists:
+            return ClusterProblem(
+                reason="ClusterGone",
+                message=f'{cloud} cluster "{self.cloud_name}" is gone from the control plane; '
+                "it is created again, and the kubeconfig follows once it is Ready",
+            )
+        status = cluster.string("status", "atProvider", "status")
+        why = cluster_status_problem(status, cloud=cloud, name=self.cloud_name, failed=failed)
+        return None if why is None else ClusterProblem(reason="ClusterNotServing", message=why)
 
     def name(self, *parts: str) -> str:
         return composed_name(self.xr.name, *parts)

@@ -49,6 +49,8 @@ REFERENCES: dict[Kind, tuple[tuple[str, Kind], ...]] = {
 }
 # Managed kinds that are clusters with a Kubernetes of their own, and whose cloud runs them.
 WORKLOAD_KINDS = {kinds.CIVO_CLUSTER: "civo", kinds.CKS_CLUSTER: "cks"}
+# What a cluster's cloud reports while it updates the cluster in place (the ready-flap stages).
+IN_PLACE_STATUS = {kinds.CIVO_CLUSTER: "UPGRADING", kinds.CKS_CLUSTER: "STATUS_UPDATING"}
 # Every managed kind, the ones that reference nothing first, so that a pass resolves in order.
 MANAGED_KINDS = (kinds.COREWEAVE_VPC, kinds.CIVO_NETWORK, *REFERENCES)
 
@@ -89,7 +91,8 @@ class FakeCloud:
             self.held.discard(kind)
 
     def flap(self, kind: Kind, name: str, unavailable: bool) -> None:
-        """Reports one resource Unavailable (Ready=False) while `unavailable`, keeping atProvider."""
+        """Reports one resource Unavailable (Ready=False) while `unavailable`, keeping atProvider;
+        a cluster as its cloud reports an update in place (IN_PLACE_STATUS)."""
         with self._lock:
             if unavailable:
                 self.flapped.add((kind, name))
@@ -182,6 +185,8 @@ class FakeCloud:
             ready: tuple[bool, str] = (False, "Creating")
         elif flapped:
             ready = (False, "Unavailable")
+            if kind in IN_PLACE_STATUS:
+                at_provider = {**at_provider, "status": IN_PLACE_STATUS[kind]}
         else:
             ready = (True, "Available")
         self._write_status(kind, obj, at_provider, ready=ready)

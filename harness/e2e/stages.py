@@ -49,6 +49,32 @@ def wait_ready(
     return wait_for(f"{kind.kind} {name} Ready={want}", probe, CONVERGE_SECONDS)
 
 
+def stays_ready_through(suite: Suite, kind: Kind, name: str, namespace: str, since: float) -> None:
+    """The XR stayed Ready through a change to what it composes that began at `since`
+    (time.monotonic()): the function composed it afresh after then (so it read the change), and
+    no write of the XR the API server sent a watch event for since then had Ready=False."""
+    described = f"{kind.kind}/{namespace}/{name}"
+    ago = datetime.timedelta(seconds=time.monotonic() - since)
+    began = datetime.datetime.now(datetime.UTC) - ago
+
+    def composed_afresh() -> bool:
+        calls = read_calls(suite.runtime.function_log)
+        return any(c.xr == described and not c.memoised and c.at >= began for c in calls)
+
+    wait_for(f"{described} composed afresh", composed_afresh, CONVERGE_SECONDS)
+    # Crossplane writes the status of the call's answer after it.
+    time.sleep(LOG_SETTLE_SECONDS)
+    assert is_true(get_xr(suite.plane.api, kind, name, namespace), "Ready")
+    dropped = [
+        c
+        for c in suite.log.of(name, kind.kind)
+        if c.at >= since
+        and c.kind == kind.kind
+        and ("Ready", "False") in {t[:2] for t in c.conditions}
+    ]
+    assert not dropped, f"{described} lost Ready: {dropped}"
+
+
 def not_synced(xr: dict[str, Any] | None, saying: str = "") -> str:
     """The XR's Synced=False message when it says `saying`, else ''."""
     synced = condition(xr, "Synced")

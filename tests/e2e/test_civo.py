@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import time
 
 import pytest
 
@@ -23,6 +24,7 @@ from harness.e2e.stages import (
     delete_xr,
     get_xr,
     same_objects,
+    stays_ready_through,
     wait_ready,
 )
 from harness.e2e.suite import Suite
@@ -106,19 +108,21 @@ def test_civo_cluster_lifecycle(suite: Suite) -> None:
         # --- ready flap ------------------------------------------------------------------------
         log.begin(name, "ready-flap")
         before = now_composed()
+        # The cloud updates the cluster in place (not Ready, the kubeconfig kept): the cluster
+        # serves, so the XR stays Ready and its consumers keep their ProviderConfig.
         for unavailable in (True, False):
+            since = time.monotonic()
             cloud.flap(kinds.CIVO_CLUSTER, cluster_ref.name, unavailable=unavailable)
-            wait_ready(api, XR_KIND, name, namespace, ready=not unavailable)
+            stays_ready_through(suite, XR_KIND, name, namespace, since)
             same_objects(before, now_composed())
 
         # --- invalid edit: every Civo rule is also in the XRD, so the API server refuses it ---
         log.begin(name, "invalid-edit")
-        no_system = [
-            dict(p, role="GPU", gpu={"acceleratorType": "L4"}) for p in copy.deepcopy(pools)
-        ]
+        inline_autoscaled = copy.deepcopy(pools)
+        next(p for p in inline_autoscaled if p["role"] == "System")["maxNodeCount"] = 4
         with pytest.raises(ApiError) as refused:
-            api.merge_patch(XR_KIND, name, {"spec": {"nodePools": no_system}}, namespace)
-        assert refused.value.status == 422 and "System" in str(refused.value)
+            api.merge_patch(XR_KIND, name, {"spec": {"nodePools": inline_autoscaled}}, namespace)
+        assert refused.value.status == 422 and "inline pool" in str(refused.value)
         assert xr_now()["spec"]["nodePools"] == pools
         same_objects(before, now_composed())
 
