@@ -10,7 +10,8 @@ finalizer. A Civo or CKS cluster is a real Kubernetes of its own (harness/e2e/wo
 stays BUILDING (STATUS_CREATING) until that answers; a Civo cluster's connection Secret holds
 its kubeconfig, a CKS cluster reports its endpoint; deleting either deletes everything in it,
 a CKS cluster's NodePools included, as CKS does. It also plays CKS inside each CKS cluster: each
-`compute.coreweave.com` NodePool gets `Validated=True` and `currentNodes = targetNodes`.
+`compute.coreweave.com` NodePool gets `Validated=True` and `currentNodes = targetNodes` (none, all
+queued, for a pool `no_capacity_for` names).
 
 Status is written only when it differs from what is there, so the fake adds no churn of its own.
 Tests steer it: `hold` keeps a kind Creating (not Ready), `flap` reports one resource
@@ -68,6 +69,8 @@ class FakeCloud:
         self.api = api
         self.clusters = clusters
         self.held: set[Kind] = set()
+        # Pools, by name, the cloud has no capacity for.
+        self.starved: set[str] = set()
         self.flapped: set[tuple[Kind, str]] = set()
         # Clusters deleted outside Crossplane, by cluster ID.
         self.deleted_outside: set[str] = set()
@@ -89,6 +92,12 @@ class FakeCloud:
     def release(self, kind: Kind) -> None:
         with self._lock:
             self.held.discard(kind)
+
+    def no_capacity_for(self, pool: str) -> None:
+        """The cloud finds no capacity for the pool of this name, in any cluster: a CKS NodePool
+        runs none of its nodes (all queued), a Civo NodePool stays Creating."""
+        with self._lock:
+            self.starved.add(pool)
 
     def flap(self, kind: Kind, name: str, unavailable: bool) -> None:
         """Reports one resource Unavailable (Ready=False) while `unavailable`, keeping atProvider;
@@ -166,8 +175,11 @@ class FakeCloud:
             # "Created": the provider records the cloud ID as the external name.
             created = {"metadata": {"annotations": {EXTERNAL_NAME: external_id(obj)}}}
             obj = self.api.merge_patch(kind, name, created, namespace)
+        starvable = (
+            obj["spec"].get("forProvider", {}).get("label") if kind == kinds.CIVO_NODEPOOL else None
+        )
         with self._lock:
-            held = kind in self.held
+            held = kind in self.held or starvable in self.starved
             flapped = (kind, name) in self.flapped
             gone = external_id(obj) in self.deleted_outside
         if gone:
@@ -181,6 +193,9 @@ class FakeCloud:
             # BUILDING (STATUS_CREATING) until its Kubernetes answers.
             held = workload is None
         at_provider = self._at_provider(kind, obj, workload)
+        if held and kind == kinds.CIVO_NODEPOOL:
+            # Still being created: Civo reports no count for it yet.
+            at_provider = {"id": at_provider["id"]}
         if held:
             ready: tuple[bool, str] = (False, "Creating")
         elif flapped:
@@ -319,9 +334,13 @@ class FakeCloud:
     def _reconcile_cks_nodepools_in(self, api: Kube) -> None:
         for pool in api.list(kinds.CKS_NODEPOOL):
             old = pool.get("status") or {}
+            target = pool["spec"].get("targetNodes", old.get("currentNodes", 0))
+            with self._lock:
+                starved = pool["metadata"]["name"] in self.starved
             status = {
                 **old,
-                "currentNodes": pool["spec"].get("targetNodes", old.get("currentNodes", 0)),
+                "currentNodes": 0 if starved else target,
+                "queuedNodes": target if starved else 0,
                 "conditions": [_condition(pool, "Validated", True, "Valid", "")],
             }
             self._guarded(self._patch_status, api, kinds.CKS_NODEPOOL, pool, status)

@@ -47,6 +47,7 @@ DEFAULT_SHARD = "rest"
 # Which modules each older engine runs: those marked every_engine (tests/e2e/conftest.py).
 EVERY_ENGINE_MODULES = (
     "test_civo",
+    "test_consumer",
     "test_coreweave",
     "test_package",
     "test_configuration",
