@@ -74,10 +74,14 @@ class Composer:
         out.ready = xr_ready(
             out,
             serves=access is not None and access.status == "True" and problem is None,
-            was_ready=self.xr.status.condition_status("Ready", at=("conditions",)) == "True",
+            was_ready=self._was_ready,
             pools_at_target=self.pools is not None and all(p.at_target for p in self.pools),
         )
         return out
+
+    def _was_ready(self) -> bool:
+        """Whether the XR is Ready now, as Crossplane last wrote it."""
+        return self.xr.status.condition_status("Ready", at=("conditions",)) == "True"
 
     def cluster_gone_or_failed(
         self, cluster: View, *, cloud: str, failed: Collection[str]

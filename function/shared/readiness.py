@@ -10,7 +10,7 @@ drops only when the cluster cannot be used.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from function.shared.observed import View
 from function.shared.outcome import Outcome
@@ -82,13 +82,18 @@ def cluster_status_problem(
     return f'{cloud} reports cluster "{name}" as {status}: it cannot be used'
 
 
-def xr_ready(out: Outcome, *, serves: bool, was_ready: bool, pools_at_target: bool) -> bool | None:
+def xr_ready(
+    out: Outcome, *, serves: bool, was_ready: Callable[[], bool], pools_at_target: bool
+) -> bool | None:
     """The XR's Ready, or None where Crossplane's own verdict (every composed resource ready,
     which names the unready ones in its message) already says the same.
 
     Before its first Ready the XR waits for every composed resource and every pool's nodes;
     after it, it stays Ready while the cluster serves, whatever a pool or the cloud's in-place
-    update is doing."""
+    update is doing. `was_ready` is asked only where the answer depends on it: a converged
+    XR's answer then does not depend on its own Ready condition, which Crossplane sets after
+    the reconcile that made it Ready, so the memo answers the next one."""
     every_resource_ready = all(d.ready for d in out.resources.values())
-    ready = serves and (was_ready or (every_resource_ready and pools_at_target))
+    complete = every_resource_ready and pools_at_target
+    ready = serves and (complete or was_ready())
     return None if ready == every_resource_ready else ready

@@ -194,7 +194,9 @@ def test_a_consumer_builds_on_our_xrs_and_keeps_what_it_built(suite: Suite) -> N
                 )
 
             wait_for(f"{name}, our XR and everything either composed gone", gone, CONVERGE_SECONDS)
-            changes = [c for c in suite.log.changes if c.at >= deleted_at]
+            # Our XR's events and the serving stack's: the consumer labels what it composes with
+            # its name, which our XR shares.
+            changes = [c for c in suite.log.of(name, consumer["xr"].kind) if c.at >= deleted_at]
             stack_gone = max(
                 c.at
                 for c in changes
