@@ -72,7 +72,9 @@ def stays_ready_through(suite: Suite, kind: Kind, name: str, namespace: str, sin
         and c.kind == kind.kind
         and ("Ready", "False") in {t[:2] for t in c.conditions}
     ]
-    assert not dropped, f"{described} lost Ready: {dropped}"
+    assert not dropped, f"{described} lost Ready at resourceVersion " + ", ".join(
+        c.resource_version for c in dropped
+    )
 
 
 def not_synced(xr: dict[str, Any] | None, saying: str = "") -> str:
