@@ -14,7 +14,7 @@ from typing import Any
 from function.civo import access, autoscaler
 from function.civo.api import KIND, CivoClusterSpec, NodePool, validated_spec
 from function.input import CivoInput
-from function.shared.composer import CONDITION_ACCESS, ClusterProblem, Composer
+from function.shared.composer import CONDITION_ACCESS, Composer
 from function.shared.naming import helm_release_name
 from function.shared.observed import Observed, Required, View
 from function.shared.outcome import Composite, Outcome
@@ -104,6 +104,9 @@ def _default_pool_clash(spec: CivoClusterSpec, cluster: View, config: CivoInput)
 
 class _Composer(Composer):
     cloud_name_limit = CLOUD_NAME_LIMIT
+    cloud = "Civo"
+    cluster_key = KEY_CLUSTER
+    not_serving = CIVO_NOT_SERVING
 
     def __init__(
         self,
@@ -117,9 +120,6 @@ class _Composer(Composer):
         self.spec, self.required, self.config = spec, required, config
         self.cluster = observed[KEY_CLUSTER]
         self.secret_name = self.name(CONNECTION_SECRET_PART)
-
-    def cluster_problem(self) -> ClusterProblem | None:
-        return self.cluster_gone_or_failed(self.cluster, cloud="Civo", failed=CIVO_NOT_SERVING)
 
     def compose(self) -> Outcome:
         region = self._region()
@@ -234,7 +234,6 @@ class _Composer(Composer):
         the spec's pools that are not separate NodePools because of it."""
         first_system = self.spec.first_system_pool
         default = self.config.systemPool
-        as_default = _inline_pool(default.name, default.size, default.nodeCount)
         described = first_system or default
         wanted = _inline_pool(described.name, described.size, described.nodeCount)
         applied = self.cluster.get("spec", "forProvider", "pools")
@@ -265,6 +264,7 @@ class _Composer(Composer):
                 "system capacity, add another System pool."
             )
         elif name not in spec_names:
+            as_default = _inline_pool(default.name, default.size, default.nodeCount)
             if live == as_default and not self.observed[pool_key(first_system.name)].exists:
                 self.out.warning(
                     f"spec.nodePools[{index}]: the cluster was created with the default inline "

@@ -20,8 +20,8 @@ from function.coreweave.api import (
     validated_spec,
 )
 from function.input import CoreWeaveInput
-from function.shared.composer import CONDITION_ACCESS, ClusterProblem, Composer
-from function.shared.observed import Observed, Required, View
+from function.shared.composer import CONDITION_ACCESS, Composer
+from function.shared.observed import Observed, Required, View, condition_of
 from function.shared.outcome import Composite, Outcome
 from function.shared.readiness import (
     CONDITION_POOLS,
@@ -119,6 +119,9 @@ def compose(
 
 class _Composer(Composer):
     cloud_name_limit = CLOUD_NAME_LIMIT
+    cloud = "CKS"
+    cluster_key = KEY_CLUSTER
+    not_serving = CKS_NOT_SERVING
 
     def __init__(
         self,
@@ -173,11 +176,6 @@ class _Composer(Composer):
         self._retire_removed_pools()
         self._storage()
         return self.out
-
-    def cluster_problem(self) -> ClusterProblem | None:
-        return self.cluster_gone_or_failed(
-            self.observed[KEY_CLUSTER], cloud="CKS", failed=CKS_NOT_SERVING
-        )
 
     def _warn_scale_to_zero(self) -> None:
         for index, pool in enumerate(self.spec.nodePools):
@@ -616,20 +614,11 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def _synced_condition(observed: View) -> dict[str, Any] | None:
-    """The Object's Synced condition as provider-kubernetes last reported it, if it did."""
-    conditions = observed.get("status", "conditions")
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, dict) and condition.get("type") == "Synced":
-            return condition
-    return None
-
-
 def _synced(observed: View) -> str:
     """Whether provider-kubernetes reaches the cluster for this Object: "current" (Synced=True
     on the Object's current generation, or with no generation to compare), "earlier" (True, but
     from before its last change) or "no" (False, or not reported)."""
-    condition = _synced_condition(observed)
+    condition = condition_of(observed, "Synced")
     if condition is None or condition.get("status") != "True":
         return "no"
     seen = condition.get("observedGeneration")
@@ -640,10 +629,9 @@ def _synced(observed: View) -> str:
 
 
 def _synced_message(observed: View) -> str:
-    condition = _synced_condition(observed)
-    if condition is None:
+    if condition_of(observed, "Synced") is None:
         return "provider-kubernetes has not reported on it yet"
-    return str(condition.get("message") or condition.get("reason") or "not Synced")
+    return condition_message(observed, "Synced") or "not Synced"
 
 
 def _applied_spec(observed: View) -> View:

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
 from typing import ClassVar
 
 from function.shared.naming import cloud_name, composed_name
-from function.shared.observed import Observed, View
+from function.shared.observed import Observed
 from function.shared.outcome import Composite, Outcome
 from function.shared.readiness import (
     PoolCapacity,
-    cluster_status_problem,
     ready_when_exists,
     report_pools,
     xr_ready,
@@ -36,6 +34,11 @@ class ClusterProblem:
 class Composer:
     # The cloud API's limit on cluster and network names.
     cloud_name_limit: ClassVar[int]
+    # The cloud as messages name it, the key of its cluster's managed resource, and the
+    # statuses it reports of a cluster that cannot be used.
+    cloud: ClassVar[str]
+    cluster_key: ClassVar[str]
+    not_serving: ClassVar[tuple[str, ...]]
 
     def __init__(self, xr: Composite, credentials: Credentials, observed: Observed) -> None:
         self.xr = xr
@@ -50,11 +53,6 @@ class Composer:
         """The cloud's composition; what composed() returns, before the shared rules."""
         raise NotImplementedError
 
-    def cluster_problem(self) -> ClusterProblem | None:
-        """Why the kubeconfig cannot be used though it exists: the cloud reports the cluster
-        failed or gone. None while it serves or updates in place."""
-        raise NotImplementedError
-
     def composed(self) -> Outcome:
         """The cloud's composition with the rules both clouds share applied.
 
@@ -65,15 +63,16 @@ class Composer:
         """
         out = self.compose()
         access = next((c for c in out.conditions if c.typ == CONDITION_ACCESS), None)
-        problem = self.cluster_problem() if access is not None and access.status == "True" else None
-        if problem is not None:
-            out.conditions.remove(access)  # type: ignore[arg-type]
+        serves = access is not None and access.status == "True"
+        problem = self._cluster_problem() if serves else None
+        if access is not None and problem is not None:
+            out.conditions.remove(access)
             out.condition(CONDITION_ACCESS, False, problem.reason, problem.message)
             out.warning(problem.message)
         report_pools(out, self.pools or [])
         out.ready = xr_ready(
             out,
-            serves=access is not None and access.status == "True" and problem is None,
+            serves=serves and problem is None,
             was_ready=self._was_ready,
             pools_at_target=self.pools is not None and all(p.at_target for p in self.pools),
         )
@@ -83,19 +82,25 @@ class Composer:
         """Whether the XR is Ready now, as Crossplane last wrote it."""
         return self.xr.status.condition_status("Ready", at=("conditions",)) == "True"
 
-    def cluster_gone_or_failed(
-        self, cluster: View, *, cloud: str, failed: Collection[str]
-    ) -> ClusterProblem | None:
-        """cluster_problem of a cluster that reports its state in status.atProvider.status."""
+    def _cluster_problem(self) -> ClusterProblem | None:
+        """Why the kubeconfig cannot be used though it exists: the cluster's managed resource is
+        gone, or its cloud reports one of `not_serving` in status.atProvider.status. None while
+        it serves or updates in place (any other status, or none reported)."""
+        cluster = self.observed[self.cluster_key]
         if not cluster.exists:
             return ClusterProblem(
                 reason="ClusterGone",
-                message=f'{cloud} cluster "{self.cloud_name}" is gone from the control plane; '
-                "it is created again, and the kubeconfig follows once it is Ready",
+                message=f'{self.cloud} cluster "{self.cloud_name}" is gone from the control '
+                "plane; it is created again, and the kubeconfig follows once it is Ready",
             )
         status = cluster.string("status", "atProvider", "status")
-        why = cluster_status_problem(status, cloud=cloud, name=self.cloud_name, failed=failed)
-        return None if why is None else ClusterProblem(reason="ClusterNotServing", message=why)
+        if status not in self.not_serving:
+            return None
+        return ClusterProblem(
+            reason="ClusterNotServing",
+            message=f'{self.cloud} reports cluster "{self.cloud_name}" as {status}: it cannot '
+            "be used",
+        )
 
     def name(self, *parts: str) -> str:
         return composed_name(self.xr.name, *parts)

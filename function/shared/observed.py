@@ -60,6 +60,15 @@ def condition_in(conditions: structpb.Value | None, condition_type: str) -> str:
     return "Unknown"
 
 
+def condition_of(observed: View, condition_type: str) -> dict[str, Any] | None:
+    """The object's condition of that type, whole, as its controller last reported it."""
+    conditions = observed.get("status", "conditions")
+    for condition in conditions if isinstance(conditions, list) else []:
+        if isinstance(condition, dict) and condition.get("type") == condition_type:
+            return condition
+    return None
+
+
 class View:
     """A path-addressable view of one observed object (or an absent one)."""
 

@@ -10,9 +10,9 @@ drops only when the cluster cannot be used.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 
-from function.shared.observed import View
+from function.shared.observed import View, condition_of
 from function.shared.outcome import Outcome
 
 CONDITION_POOLS = "NodePools"
@@ -45,12 +45,9 @@ def nodes(current: int, target: int, queued: int = 0) -> str:
 
 def condition_message(observed: View, condition_type: str) -> str | None:
     """The message (else the reason) of an object's condition of that type, if it has one."""
-    conditions = observed.get("status", "conditions")
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, dict) and condition.get("type") == condition_type:
-            text = condition.get("message") or condition.get("reason")
-            return str(text) if text else None
-    return None
+    condition = condition_of(observed, condition_type) or {}
+    text = condition.get("message") or condition.get("reason")
+    return str(text) if text else None
 
 
 def report_pools(out: Outcome, pools: Sequence[PoolCapacity]) -> None:
@@ -70,16 +67,6 @@ def report_pools(out: Outcome, pools: Sequence[PoolCapacity]) -> None:
         "WaitingForNodes",
         message + (f"; at target: {at_target}" if at_target else ""),
     )
-
-
-def cluster_status_problem(
-    status: str | None, *, cloud: str, name: str, failed: Collection[str]
-) -> str | None:
-    """Why a cluster whose cloud reports `status` cannot be used, or None while it serves (any
-    status the cloud reports while running or updating in place, or none reported)."""
-    if status is None or status not in failed:
-        return None
-    return f'{cloud} reports cluster "{name}" as {status}: it cannot be used'
 
 
 def xr_ready(
