@@ -109,6 +109,41 @@ def write_tls_secret(
     return server
 
 
+def write_runtime_certs(
+    plane: ControlPlane, secret: str, common_name: str, dns_names: tuple[str, ...], to: Path
+) -> None:
+    """write_tls_secret, and the server's certificate, key and Crossplane's CA as files in `to`,
+    for the function process to serve mTLS with."""
+    write_tls_secret(plane, secret, common_name, dns_names).write(to)
+    root = plane.crossplane_root_ca
+    assert root is not None
+    (to / "ca.crt").write_bytes(root.cert_pem)
+
+
+def active_revision(plane: ControlPlane, function: str) -> dict[str, Any] | None:
+    """The FunctionRevision of that Function Crossplane has made active, if any."""
+    revisions = plane.api.list(
+        kinds.FUNCTION_REVISION, labels=f"pkg.crossplane.io/package={function}"
+    )
+    return next((r for r in revisions if r.get("spec", {}).get("desiredState") == "Active"), None)
+
+
+def runtime_reported(
+    plane: ControlPlane, function: str, revision_name: str, wanted: dict[str, Any]
+) -> bool:
+    """Sets what a runtime reports on the revision (patch_revision_status: the next poll
+    retries a lost race), until Crossplane calls the Function Healthy on that revision."""
+    revision = plane.api.get(kinds.FUNCTION_REVISION, revision_name)
+    if revision is None:
+        return False
+    if reports(revision, wanted):
+        current = plane.api.get(kinds.FUNCTION, function)
+        revision_now = ((current or {}).get("status") or {}).get("currentRevision")
+        return is_true(current, "Healthy") and revision_now == revision_name
+    report_runtime_status(plane, kinds.FUNCTION_REVISION, revision, wanted)
+    return False
+
+
 def reports(revision: dict[str, Any], fields: dict[str, Any]) -> bool:
     status = revision.get("status") or {}
     carried = all(status.get(key) == value for key, value in fields.items())
@@ -243,18 +278,11 @@ class FunctionRuntime:
         wait_for(f"the FunctionRevision to point at {endpoint}", patched, 60, interval=1)
 
     def _active_revision(self) -> dict[str, Any] | None:
-        revisions = self.plane.api.list(
-            kinds.FUNCTION_REVISION, labels=f"pkg.crossplane.io/package={FUNCTION_NAME}"
-        )
-        active = [r for r in revisions if r.get("spec", {}).get("desiredState") == "Active"]
-        return active[0] if active else None
+        return active_revision(self.plane, FUNCTION_NAME)
 
     def _write_tls_secret(self) -> None:
         names = (FUNCTION_NAME, REPLICAS_HOST)
-        write_tls_secret(self.plane, TLS_SECRET, FUNCTION_NAME, names).write(self.certs_dir)
-        root = self.plane.crossplane_root_ca
-        assert root is not None
-        (self.certs_dir / "ca.crt").write_bytes(root.cert_pem)
+        write_runtime_certs(self.plane, TLS_SECRET, FUNCTION_NAME, names, self.certs_dir)
 
     def side_ports_env(self, process: str) -> dict[str, str]:
         """Fresh metrics and health ports for a function process about to start, as variables
@@ -297,16 +325,7 @@ class FunctionRuntime:
         )
 
     def _assert_runtime_status(self, revision_name: str) -> bool:
-        """Sets what a runtime reports on the revision (patch_revision_status: the next poll
-        retries a lost race), until Crossplane calls the Function Healthy on that revision."""
+        """runtime_reported for our Function, failing at once if a process the suite runs died."""
         self.plane.processes.check_alive()
-        revision = self.plane.api.get(kinds.FUNCTION_REVISION, revision_name)
-        if revision is None:
-            return False
         wanted = {"tlsServerSecretName": TLS_SECRET, "endpoint": self.endpoint}
-        if reports(revision, wanted):
-            function = self.plane.api.get(kinds.FUNCTION, FUNCTION_NAME)
-            current = ((function or {}).get("status") or {}).get("currentRevision")
-            return is_true(function, "Healthy") and current == revision_name
-        report_runtime_status(self.plane, kinds.FUNCTION_REVISION, revision, wanted)
-        return False
+        return runtime_reported(self.plane, FUNCTION_NAME, revision_name, wanted)

@@ -55,6 +55,8 @@ CONSUMERS: dict[str, dict[str, Any]] = {
                 }
             ],
         },
+        # The machine of the pool added later, and what NodePools says of it.
+        "starved_machine": "gd-8xh200ib-i128",
         "starved": "(0 of 1 node, 1 queued)",
     },
     "Civo": {
@@ -75,12 +77,12 @@ CONSUMERS: dict[str, dict[str, Any]] = {
                 }
             ],
         },
+        "starved_machine": "g4g.kube.small",
         "starved": "(0 of 1 node; not Ready yet)",
     },
 }
 # The pool added to each consumer, which the cloud has no capacity for.
 STARVED_POOL: dict[str, Any] = {"name": "h200", "nodeCount": 1}
-STARVED_MACHINE = {"CoreWeave": "gd-8xh200ib-i128", "Civo": "g4g.kube.small"}
 # What each consumer built on our XR, by composition resource name.
 BUILT = (KEY_PROVIDER_CONFIG, KEY_SERVING_STACK, KEY_USAGE)
 
@@ -140,10 +142,10 @@ def test_a_consumer_builds_on_our_xrs_and_keeps_what_it_built(suite: Suite) -> N
         # --- (b) a pool added whose nodes never come -------------------------------------------
         since = time.monotonic()
         cloud.no_capacity_for(str(STARVED_POOL["name"]))
-        for cloud_name, consumer in CONSUMERS.items():
+        for consumer in CONSUMERS.values():
             added = {
                 **STARVED_POOL,
-                "machine": STARVED_MACHINE[cloud_name],
+                "machine": consumer["starved_machine"],
                 "acceleratorType": "nvidia-h200",
             }
             pools = [*consumer["spec"]["gpuPools"], added]

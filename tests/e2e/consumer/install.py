@@ -7,18 +7,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from harness.e2e import kinds
 from harness.e2e.controlplane import ControlPlane
-from harness.e2e.kube import is_true, wait_for
+from harness.e2e.kube import wait_for
 from harness.e2e.runtime import (
     INSTALL_SECONDS,
+    active_revision,
     crank,
     push,
-    report_runtime_status,
-    reports,
-    write_tls_secret,
+    runtime_reported,
+    write_runtime_certs,
 )
 from harness.e2e.scene import apply_documents, wait_established
 from harness.fixtures import free_port, listening
@@ -38,10 +37,7 @@ def install_consumer(plane: ControlPlane) -> None:
         kinds.FUNCTION, {"metadata": {"name": FUNCTION}, "spec": {"package": reference}}
     )
     certs = plane.work / f"{FUNCTION}-tls"
-    write_tls_secret(plane, TLS_SECRET, FUNCTION, (FUNCTION,)).write(certs)
-    ca = plane.crossplane_root_ca
-    assert ca is not None
-    (certs / "ca.crt").write_bytes(ca.cert_pem)
+    write_runtime_certs(plane, TLS_SECRET, FUNCTION, (FUNCTION,), certs)
     port = free_port()
     plane.processes.start(
         PROCESS,
@@ -50,26 +46,20 @@ def install_consumer(plane: ControlPlane) -> None:
         ready=lambda: listening("127.0.0.1", port),
         ready_within=30,
     )
+    revision = wait_for(
+        f"a FunctionRevision of {FUNCTION} active",
+        lambda: active_revision(plane, FUNCTION),
+        INSTALL_SECONDS,
+        interval=1,
+    )
     wanted = {"tlsServerSecretName": TLS_SECRET, "endpoint": f"dns:///127.0.0.1:{port}"}
-
-    def healthy() -> bool:
-        revision = _active_revision(plane)
-        if revision is None:
-            return False
-        if not reports(revision, wanted):
-            report_runtime_status(plane, kinds.FUNCTION_REVISION, revision, wanted)
-            return False
-        return is_true(plane.api.get(kinds.FUNCTION, FUNCTION), "Healthy")
-
-    wait_for(f"the Function {FUNCTION} Healthy", healthy, INSTALL_SECONDS, interval=1)
+    wait_for(
+        f"the Function {FUNCTION} Healthy",
+        lambda: runtime_reported(plane, FUNCTION, revision["metadata"]["name"], wanted),
+        INSTALL_SECONDS,
+        interval=1,
+    )
     applied = apply_documents(plane, HERE / "apis.yaml")
     xrds = [d["metadata"]["name"] for d in applied if d["kind"] == "CompositeResourceDefinition"]
     wait_established(plane, kinds.XRD, xrds)
     wait_established(plane, kinds.CRD, xrds)
-
-
-def _active_revision(plane: ControlPlane) -> dict[str, Any] | None:
-    revisions = plane.api.list(
-        kinds.FUNCTION_REVISION, labels=f"pkg.crossplane.io/package={FUNCTION}"
-    )
-    return next((r for r in revisions if r.get("spec", {}).get("desiredState") == "Active"), None)
