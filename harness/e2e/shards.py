@@ -33,9 +33,6 @@ SHARDS: dict[str, str] = {
     "test_coreweave": "coreweave",
     "test_cluster_autoscaler": "cluster-autoscaler",
     "test_autoscaled_pools": "pools-and-upgrade",
-    # Four to six minutes on an older engine (Crossplane's poll after each change): in the rest
-    # shard it made that shard the longest of the suite.
-    "test_consumer": "consumer",
     "test_upgrade": "pools-and-upgrade",
     # Installing the APIs as users do: each module on a control plane of its own, one after
     # another in one worker (module-scoped; Crossplane's RBAC manager and provider-kubernetes
