@@ -75,24 +75,27 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
         "crossplane-v2.4.0-faults",
         "crossplane-v2.4.0-coreweave",
         "crossplane-v2.4.0-cluster-autoscaler",
-        "crossplane-v2.4.0-pools-and-upgrade",
+        "crossplane-v2.4.0-pools-consumer-upgrade",
         "crossplane-v2.4.0-install",
         "crossplane-v2.4.0-uninstall",
         "crossplane-v2.4.0-rest",
         "crossplane-v2.3.4-rest",
+        "crossplane-v2.3.4-pools-consumer-upgrade",
         "crossplane-v2.3.4-coreweave",
-        "crossplane-v2.3.4-pools-and-upgrade",
         "crossplane-v2.1.0-rest",
+        "crossplane-v2.1.0-pools-consumer-upgrade",
         "crossplane-v2.1.0-coreweave",
-        "crossplane-v2.1.0-pools-and-upgrade",
     ]
     # The autoscaled pools a shard of their own on every engine: on an older one they take
     # 4-6 minutes (Crossplane's poll), which the rest shard could not take without becoming
     # the longest (docs/testing.md).
-    assert shard_of("test_autoscaled_pools", v2_3) == "crossplane-v2.3.4-pools-and-upgrade"
+    assert shard_of("test_autoscaled_pools", v2_3) == "crossplane-v2.3.4-pools-consumer-upgrade"
+    # The consumer beside them: in the rest shard it made the older engines' rest shards the
+    # suite's longest.
+    assert shard_of("test_consumer", v2_1) == "crossplane-v2.1.0-pools-consumer-upgrade"
     assert shard_of("test_provider_upgrade", primary) == "crossplane-v2.4.0-install"
     assert shard_of("test_faults", primary) == "crossplane-v2.4.0-faults"
-    assert shard_of("test_autoscaled_pools", primary) == "crossplane-v2.4.0-pools-and-upgrade"
+    assert shard_of("test_autoscaled_pools", primary) == "crossplane-v2.4.0-pools-consumer-upgrade"
     assert shard_of("test_civo", primary) == "crossplane-v2.4.0-rest"
     assert shard_of("test_coreweave", v2_3) == "crossplane-v2.3.4-coreweave"
     assert shard_of("test_package", v2_1) == "crossplane-v2.1.0-rest"
@@ -106,7 +109,7 @@ def test_every_engine_has_its_shards_and_every_shard_a_worker() -> None:
     node_shards = {
         f"tests/e2e/test_faults.py::test_x[{primary.test_id}]": "crossplane-v2.4.0-faults",
         f"tests/e2e/test_autoscaled_pools.py::test_y[{primary.test_id}-ssa]": (
-            "crossplane-v2.4.0-pools-and-upgrade"
+            "crossplane-v2.4.0-pools-consumer-upgrade"
         ),
         f"tests/e2e/test_civo.py::test_z[{v2_1.test_id}]": "crossplane-v2.1.0-rest",
         "tests/e2e/test_civo.py::test_plain": "tests/e2e/test_civo.py::test_plain",

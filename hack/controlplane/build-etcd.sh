@@ -11,8 +11,8 @@ build_one() {
   throwaway_module
   log "building etcd $version"
   cd "$work"
-  GOFLAGS=-mod=mod go get "go.etcd.io/etcd/server/v3@$version" >&2
-  GOFLAGS=-mod=mod go build -ldflags "$strip_ldflags" -o "$work/etcd" go.etcd.io/etcd/server/v3
+  go get "go.etcd.io/etcd/server/v3@$version" >&2
+  go build -ldflags "$strip_ldflags" -o "$work/etcd" go.etcd.io/etcd/server/v3
   install_atomically "$work/etcd" "$(component_dir etcd "$version")/etcd"
   log "installed $(component_dir etcd "$version")/etcd"
 }

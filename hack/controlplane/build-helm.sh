@@ -8,7 +8,7 @@ source "$(dirname "$0")/lib.sh"
 version="$HELM_VERSION"
 if is_cached helm "$version" helm; then exit 0; fi
 
-provider_mod="$(GOFLAGS=-mod=mod go mod download -json \
+provider_mod="$(go mod download -json \
   "github.com/crossplane-contrib/provider-helm@$PROVIDER_HELM_VERSION" |
   sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
 embedded="$(awk '$1 == "helm.sh/helm/v3" { print $2; exit }' "$provider_mod")"

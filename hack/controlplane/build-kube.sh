@@ -57,7 +57,7 @@ build_one() {
   ldflags+=" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
   for binary in "${binaries[@]}"; do
     log "go build $binary $version"
-    GOFLAGS=-mod=mod go build -ldflags "$ldflags $strip_ldflags" -o "$work/$binary" "k8s.io/kubernetes/cmd/$binary"
+    go build -ldflags "$ldflags $strip_ldflags" -o "$work/$binary" "k8s.io/kubernetes/cmd/$binary"
     install_atomically "$work/$binary" "$dir/$binary"
   done
   log "installed $dir"

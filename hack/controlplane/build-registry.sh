@@ -14,7 +14,7 @@ log "building the OCI registry (go-containerregistry $GGCR_VERSION)"
 cd "$work"
 cp "$main_go" main.go
 sed -i 's/^module build$/module registry/' go.mod
-GOFLAGS=-mod=mod go get "github.com/google/go-containerregistry@$GGCR_VERSION" >&2
-GOFLAGS=-mod=mod go build -ldflags "$strip_ldflags" -o "$work/registry.bin" .
+go get "github.com/google/go-containerregistry@$GGCR_VERSION" >&2
+go build -ldflags "$strip_ldflags" -o "$work/registry.bin" .
 install_atomically "$work/registry.bin" "$(component_dir registry "$cache_key")/registry"
 log "installed $(component_dir registry "$cache_key")/registry"
