@@ -34,8 +34,15 @@ SHARED_CRDS = Path(os.environ.get("SHARED_CRDS_DIR", ROOT.parent / "shared" / "c
 # beta validate always adds the Crossplane image as a dependency; an existing cache directory
 # for it stops the download (this machine has no registry access).
 CROSSPLANE_IMAGE = "xpkg.crossplane.io/crossplane/crossplane:v2.2.4"
-# Kinds Kubernetes itself serves; beta validate has no schema for them and says so.
-CORE_KINDS = {"/v1, Kind=Secret", "apiextensions.k8s.io/v1, Kind=CustomResourceDefinition"}
+# Kinds Kubernetes itself serves; beta validate has no schema for them and says so. The
+# deletion guard's policy and binding are checked by a real API server instead (make e2e,
+# tests/e2e/test_configuration.py), which compiles the policy's CEL when it is created.
+CORE_KINDS = {
+    "/v1, Kind=Secret",
+    "apiextensions.k8s.io/v1, Kind=CustomResourceDefinition",
+    "admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicy",
+    "admissionregistration.k8s.io/v1, Kind=ValidatingAdmissionPolicyBinding",
+}
 NO_SIDE_PORTS = ("--metrics-address=", "--health-address=")
 
 

@@ -48,12 +48,24 @@ def code_blocks(markdown: str, section: str, language: str = "sh") -> list[str]:
         if level(heading) <= level(section):
             break
         body += heading + "\n" + text
-    # A block inside a list item is indented as the item's text.
-    blocks = re.findall(rf"^( *)```{re.escape(language)}\n(.*?)^\1```", body, flags=re.M | re.S)
-    return [
-        "".join(line.removeprefix(indent) for line in block.splitlines(keepends=True))
-        for indent, block in blocks
-    ]
+    # Fences walked in order, so that a block without a language ("" asks for those) is never
+    # read from one block's closing fence to the next one's opening. A block inside a list
+    # item is indented as the item's text.
+    blocks: list[str] = []
+    opened: tuple[str, str, list[str]] | None = None
+    for line in body.splitlines(keepends=True):
+        fence = re.fullmatch(r"( *)```(\S*)\s*", line)
+        if opened is None:
+            if fence:
+                opened = (fence[1], fence[2], [])
+        elif fence and fence[1] == opened[0] and not fence[2]:
+            indent, found, lines = opened
+            if found == language:
+                blocks.append("".join(text.removeprefix(indent) for text in lines))
+            opened = None
+        else:
+            opened[2].append(line)
+    return blocks
 
 
 sh_blocks = code_blocks

@@ -296,6 +296,12 @@ echo two
 echo three
 ```
 
+What it prints:
+
+```
+three
+```
+
 ## Next
 
 ```sh
@@ -314,6 +320,14 @@ echo four
 )
 def test_a_sections_commands_are_its_sh_blocks(section: str, blocks: list[str]) -> None:
     assert doc_commands.sh_blocks(COMMANDS_DOC, section) == blocks
+
+
+def test_a_block_without_a_language_is_read_from_its_own_fences() -> None:
+    """Not from the sh block's closing fence to the next opening one."""
+    assert doc_commands.code_blocks(COMMANDS_DOC, "### Detail", language="") == ["three\n"]
+    assert doc_commands.code_blocks(COMMANDS_DOC, "## Install", language="yaml") == [
+        "# a comment in a code block, not a heading\nkind: Example\n"
+    ]
 
 
 def test_the_readme_sections_the_e2e_runs_have_their_commands() -> None:

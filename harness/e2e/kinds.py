@@ -17,6 +17,12 @@ STORAGE_CLASS = Kind("storage.k8s.io/v1", "StorageClass", namespaced=False)
 VALIDATING_WEBHOOK = Kind(
     "admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", namespaced=False
 )
+VALIDATING_ADMISSION_POLICY = Kind(
+    "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", namespaced=False
+)
+VALIDATING_ADMISSION_POLICY_BINDING = Kind(
+    "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", namespaced=False
+)
 
 XRD = Kind("apiextensions.crossplane.io/v2", "CompositeResourceDefinition", namespaced=False)
 COMPOSITION = Kind("apiextensions.crossplane.io/v1", "Composition", namespaced=False)

@@ -13,24 +13,32 @@ activation policies say: the providers are SafeStart, so nothing else gets a CRD
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 import yaml
 
-from harness.e2e import kinds
+from hack.configurations import CLOUDS
+from hack.configurations import build as build_configuration
+from harness.e2e import guard, kinds
 from harness.e2e.binaries import REPO, versions
 from harness.e2e.controlplane import ControlPlane
 from harness.e2e.engine import Engine
-from harness.e2e.kube import is_true
+from harness.e2e.kube import WaitTimedOut, condition, is_true, wait_for
 from harness.e2e.packages import (
     API_NAMES,
+    PARENT_PACKAGE,
     UNTESTED_NEWER,
+    configuration_reference,
     identities,
     install_configurations,
     newest,
     proven_provider_kubernetes,
 )
-from harness.e2e.runtime import package_version
+from harness.e2e.runtime import INSTALL_SECONDS, package_version, push
 from harness.e2e.scene import apply_documents, wait_established
+from harness.e2e.user_cli import user_environment
 from harness.package_names import (
     CONFIGURATION_CLOUDS,
     CONFIGURATIONS,
@@ -129,4 +137,92 @@ def test_the_configurations_install_with_what_they_depend_on(
         f"{took:.1f} s after they were created; {len(active)} managed-resource kinds activated; "
         f"provider-kubernetes resolved to {picked['xpkg.upbound.io/upbound/provider-kubernetes']} "
         f"of {', '.join([*proven_provider_kubernetes(), UNTESTED_NEWER['provider-kubernetes']])}"
+    )
+
+
+# The package the upgrade moves the Civo Configuration to: this release's, with a range that
+# admits the next minor of the function too, so that its digest is new.
+UPGRADE_TAG = "v0.2.1-guarded"
+UPGRADE_RANGE = ">=v0.2.0, <v0.4.0"
+
+
+@pytest.mark.every_engine
+def test_the_deletion_guard_refuses_what_would_cascade_and_lets_an_upgrade_through(
+    bare_plane: ControlPlane, summary: list[str], engine: Engine, tmp_path: Path
+) -> None:
+    """On the Configurations the test above installed: install.md's command applies the guard;
+    then every delete it names is refused with the message the page quotes, nothing is
+    deleted, and a Configuration upgrade (a new revision taking the XRD over) still goes
+    through with the same APIs."""
+    plane = bare_plane
+    require_packages()
+    env = user_environment(plane, tmp_path)
+    apis = identities(plane)
+    assert "missing" not in apis.values(), apis
+    in_force = guard.apply_as_installed(env)
+    said = {}
+    for resource, kind, name in guard.GUARDED:
+        code, output = guard.kubectl(env, "delete", resource, name)
+        assert (code, output) == (1, guard.refusal(resource, kind, name))
+        said[(kind, name)] = output
+    assert said[("CompositeResourceDefinition", "civoclusters.infrastructure.modelplane.ai")] == (
+        guard.quoted_refusal("install.md", guard.INSTALL_SECTION)
+    )
+    assert identities(plane) == apis
+
+    # An upgrade with the guard in place: a new package digest, so a new revision, which
+    # takes control of the same XRD and Composition and deletes nothing.
+    civo = next(cloud for cloud in CLOUDS if cloud.name == "civo")
+    built = build_configuration(str(plane.binaries.crank), civo, tmp_path, UPGRADE_RANGE)
+    push(plane, built, configuration_reference(plane.registry_port, "civo", UPGRADE_TAG))
+    name = "inference-clusters-civo"
+    before = plane.api.get(kinds.CONFIGURATION, name) or {}
+    public = before["spec"]["package"].rsplit(":", 1)[0]
+    plane.api.merge_patch(
+        kinds.CONFIGURATION, name, {"spec": {"package": f"{public}:{UPGRADE_TAG}"}}
+    )
+
+    seen: dict[str, Any] = {}
+
+    def upgraded() -> dict[str, Any] | None:
+        revisions = [
+            r
+            for r in plane.api.list(kinds.CONFIGURATION_REVISION)
+            if r["metadata"].get("labels", {}).get(PARENT_PACKAGE) == name
+        ]
+        xrd = plane.api.get(kinds.XRD, "civoclusters.infrastructure.modelplane.ai") or {}
+        seen["revisions"] = [
+            (
+                r["metadata"]["name"],
+                r["spec"].get("desiredState"),
+                r["spec"].get("image"),
+                condition(r, "RevisionHealthy").get("status"),
+            )
+            for r in revisions
+        ]
+        seen["xrd owners"] = xrd["metadata"].get("ownerReferences", [])
+        active = [r for r in revisions if r["spec"].get("desiredState") == "Active"]
+        controller = [o["name"] for o in seen["xrd owners"] if o.get("controller")]
+        # The Configuration reports its Healthy after the revision has.
+        configuration = plane.api.get(kinds.CONFIGURATION, name)
+        seen["configuration healthy"] = condition(configuration, "Healthy").get("status")
+        done = len(active) == 1 and active[0]["spec"]["image"].endswith(UPGRADE_TAG)
+        done = done and is_true(configuration, "Healthy")
+        if (
+            done
+            and is_true(active[0], "RevisionHealthy")
+            and controller == [active[0]["metadata"]["name"]]
+        ):
+            return active[0]
+        return None
+
+    try:
+        revision = wait_for("the Civo Configuration upgraded", upgraded, INSTALL_SECONDS)
+    except WaitTimedOut as timed_out:
+        raise AssertionError(f"{timed_out}; last seen: {seen}") from None
+    assert identities(plane) == apis
+    summary.append(
+        f"the deletion guard on {engine.label}: in force {in_force:.1f} s after it was applied; "
+        f"{len(guard.GUARDED)} deletes refused, nothing deleted; the Civo Configuration upgraded "
+        f"through it to {revision['metadata']['name']}, the same XRD and Composition"
     )

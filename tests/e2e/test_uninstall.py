@@ -13,16 +13,19 @@ of XRs brought to Ready through them. Then:
    commands, as written, move both to a release built to admit v0.3.0, and they are Healthy
    on it with the same XRDs and Compositions and nothing composed changed.
 2. **Deleting a Configuration with a live XR** (uninstall.md, "Before you delete a
-   Configuration"): its check lists the XRs; the Civo Configuration is deleted under the live
-   CivoCluster. Asserted, as the page says: the Composition goes, the XR turns Synced=False on
-   the missing Composition, the XRD is terminating, nothing composed or live is deleted and the
-   cluster runs; deleting the XR (with docs/deleting.md's command, as written) deletes its
+   Configuration"): its check lists the XRs; the deletion guard, applied after the
+   Configurations as install.md says, refuses to delete the Civo Configuration with the message
+   the page quotes; with the guard lifted, it is deleted under the live CivoCluster. Asserted,
+   as the page says: the Composition goes, the XR turns Synced=False on the missing
+   Composition, the XRD is terminating, nothing composed or live is deleted and the cluster
+   runs; deleting the XR (with docs/deleting.md's command, as written) deletes its
    cluster and the old XRD; the Configuration, put back only then, brings the API back with a
-   new XRD.
+   new XRD, and the guard is applied again.
 3. **Removing everything** (uninstall.md): the XRs' foreground delete returns only once
    everything they composed and the CKS cluster are gone, and after the page's remaining
-   commands nothing of the install is left: no Configuration, XRD, XR CRD, Composition,
-   Function, Provider, runtime config, ImageConfig or credentials Secret.
+   commands (the guard deleted first) nothing of the install is left: no Configuration, XRD,
+   XR CRD, Composition, Function, Provider, runtime config, ImageConfig, credentials Secret or
+   guard.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ import yaml
 from hack.configurations import CLOUDS
 from hack.configurations import build as build_configuration
 from harness.doc_commands import code_blocks, sh_blocks
-from harness.e2e import kinds
+from harness.e2e import guard, kinds
 from harness.e2e.binaries import REPO
 from harness.e2e.kube import WaitTimedOut, condition, is_true, wait_for
 from harness.e2e.packages import (
@@ -151,6 +154,8 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     pin = yaml.safe_load(textwrap.dedent(pin_yaml))
     pinned = api.apply(kinds.PROVIDER, pin)["metadata"]["uid"]
     install_configurations(plane, function_endpoint=suite.runtime.endpoint)
+    env = user_environment(plane, tmp_path)
+    guard.apply_as_installed(env)
     provider = api.get(kinds.PROVIDER, pin["metadata"]["name"]) or {}
     assert (provider["metadata"]["uid"], provider["spec"]["package"]) == (
         pinned,
@@ -165,7 +170,6 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     pair = Pair.of(suite, "inference", civo_pools=CIVO_POOLS)
     pair.apply()
     before = pair.settled()
-    env = user_environment(plane, tmp_path)
 
     # 1. upgrading.md's commands, as written, to a package of another digest.
     variant = build_package(plane, REPO, reuse_make_output=False)
@@ -274,6 +278,17 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
     xr_uid = (api.get(civo.kind, civo.name, NAMESPACE) or {})["metadata"]["uid"]
     old_xrd_uid = (api.get(kinds.XRD, CIVO_API) or {})["metadata"]["uid"]
     configuration = api.get(kinds.CONFIGURATION, CIVO_CONFIGURATION) or {}
+    # The guard, applied as the install says, refuses the delete as the page quotes it.
+    configurations = "configurations.pkg.crossplane.io"
+    refused = guard.kubectl(env, "delete", configurations, CIVO_CONFIGURATION)
+    assert refused == (1, guard.refusal(configurations, "Configuration", CIVO_CONFIGURATION))
+    assert refused[1] == guard.quoted_refusal("uninstall.md", CHECK_STEPS)
+    assert (api.get(kinds.CONFIGURATION, CIVO_CONFIGURATION) or {})["metadata"]["uid"] == (
+        configuration["metadata"]["uid"]
+    )
+    # Without it, what the page says happens next: the guard lifted, the delete goes through.
+    api.delete(kinds.VALIDATING_ADMISSION_POLICY_BINDING, guard.NAME)
+    guard.wait_in_force(env, in_force=False)
     api.delete(kinds.CONFIGURATION, CIVO_CONFIGURATION)
 
     stopped = wait_for(
@@ -305,9 +320,9 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
 
     # The way back, as the page says: the XR deleted by deleting.md's command, as written (the
     # pair is named as the page's examples), its cluster with it; the old XRD then goes, and
-    # only then is the Configuration put back. (Put back while the XR still existed, it was
-    # refused on the old XRD in every run but one, which took the API back and deleted the XR
-    # and its cluster: uninstall.md warns of it.)
+    # only then is the Configuration put back. (Put back while the XR still existed, its
+    # revision could take control of the terminating XRD and delete the XR and its cluster:
+    # uninstall.md's second rule, design.md's "Known Crossplane issues".)
     _, delete_civo = sh_blocks((DOCS / "deleting.md").read_text(), DELETING)
     assert civo.name in delete_civo, delete_civo
     run_as_user(delete_civo, env)
@@ -328,6 +343,7 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
         ),
         CONVERGE_SECONDS,
     )
+    guard.apply_as_installed(env)
 
     # 3. uninstall.md's removal: the XRs first, waited for, then the rest.
     delete_xrs, delete_configurations, delete_the_rest = sh_blocks(
@@ -364,6 +380,8 @@ def test_upgrading_and_uninstalling_the_configuration_install_as_the_docs_say(
             (kinds.PROVIDER, tuple(sorted(brought - {FUNCTION, *CONFIGURATIONS}))),
             (kinds.DEPLOYMENT_RUNTIME_CONFIG, (RUNTIME_CONFIG, "provider-helm")),
             (kinds.IMAGE_CONFIG, ("modelplane-packages",)),
+            (kinds.VALIDATING_ADMISSION_POLICY, (guard.NAME,)),
+            (kinds.VALIDATING_ADMISSION_POLICY_BINDING, (guard.NAME,)),
         )
         for name in names
         if api.get(kind, name) is not None
