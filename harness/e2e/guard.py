@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from harness.doc_commands import code_blocks, sh_blocks
-from harness.package_names import CONFIGURATION_CLOUDS
+from harness.example_sets import documents
 
 from .binaries import REPO
 from .kube import wait_for
@@ -16,7 +16,8 @@ from .user_cli import run_as_user
 
 NAME = "inference-clusters-deletion-guard"
 INSTALL_SECTION = "### The deletion guard"
-# What it refuses, each as (kubectl's resource, the kind its message names, the name).
+# What it refuses, each as (kubectl's resource, the kind its message names, the name): the
+# XRDs, their XR CRDs, and the Configurations under the names examples/configurations.yaml gives.
 GUARDED = [
     (resource, kind, name)
     for name in API_NAMES
@@ -25,8 +26,9 @@ GUARDED = [
         ("customresourcedefinitions.apiextensions.k8s.io", "CustomResourceDefinition"),
     )
 ] + [
-    ("configurations.pkg.crossplane.io", "Configuration", f"inference-clusters-{cloud}")
-    for cloud in CONFIGURATION_CLOUDS
+    ("configurations.pkg.crossplane.io", "Configuration", doc["metadata"]["name"])
+    for doc in documents(REPO / "examples" / "configurations.yaml")
+    if doc["kind"] == "Configuration"
 ]
 # The API server loads a policy or a binding change a moment after it is written.
 TAKES_EFFECT_SECONDS = 30

@@ -185,11 +185,7 @@ def test_the_deletion_guard_refuses_what_would_cascade_and_lets_an_upgrade_throu
     seen: dict[str, Any] = {}
 
     def upgraded() -> dict[str, Any] | None:
-        revisions = [
-            r
-            for r in plane.api.list(kinds.CONFIGURATION_REVISION)
-            if r["metadata"].get("labels", {}).get(PARENT_PACKAGE) == name
-        ]
+        revisions = plane.api.list(kinds.CONFIGURATION_REVISION, labels=f"{PARENT_PACKAGE}={name}")
         xrd = plane.api.get(kinds.XRD, "civoclusters.infrastructure.modelplane.ai") or {}
         seen["revisions"] = [
             (
